@@ -1,0 +1,241 @@
+// The one file that knows about Python: converts str/bytes/lists at the seam and releases the GIL
+// around the native work. Everything else lives in cpp/ and knows nothing of Python.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <atomic>
+#include <string_view>
+#include <thread>
+
+#include "encoder.h"
+
+namespace nb = nanobind;
+using namespace tokenforge;
+
+namespace {
+
+// The UTF-8 of a str, cached inside the str object by CPython. Raises UnicodeEncodeError for lone
+// surrogates; the Python layer catches that and retries with them replaced, as tiktoken does.
+std::string_view utf8_of(nb::handle text) {
+  if (!PyUnicode_Check(text.ptr())) throw nb::type_error("text must be a str");
+  Py_ssize_t size;
+  const char* p = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
+  if (!p) throw nb::python_error();
+  return {p, size_t(size)};
+}
+
+const uint8_t* bytes_of(std::string_view v) { return reinterpret_cast<const uint8_t*>(v.data()); }
+
+std::vector<char> mask_of(const Encoder& enc, nb::bytes mask) {
+  std::vector<char> m(enc.specials().size(), 0);
+  const char* p = mask.c_str();
+  for (size_t i = 0; i < m.size() && i < mask.size(); ++i) m[i] = p[i];
+  return m;
+}
+
+bool any(const std::vector<char>& mask) {
+  for (char c : mask)
+    if (c) return true;
+  return false;
+}
+
+nb::list to_list(const std::vector<uint32_t>& ids) {
+  PyObject* list = PyList_New(Py_ssize_t(ids.size()));
+  if (!list) throw nb::python_error();
+  for (size_t i = 0; i < ids.size(); ++i) PyList_SET_ITEM(list, Py_ssize_t(i), PyLong_FromUnsignedLong(ids[i]));
+  return nb::steal<nb::list>(list);
+}
+
+// Token ids from any sequence of ints; a negative or too-large id raises ValueError naming it.
+std::vector<uint32_t> ids_of(nb::handle seq) {
+  PyObject* fast = PySequence_Fast(seq.ptr(), "token ids must be a sequence of ints");
+  if (!fast) throw nb::python_error();
+  nb::object guard = nb::steal(fast);
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  PyObject** items = PySequence_Fast_ITEMS(fast);
+  std::vector<uint32_t> ids(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (PyBool_Check(items[i]) || !PyIndex_Check(items[i]))
+      throw nb::type_error(("token ids must be ints, got " + std::string(Py_TYPE(items[i])->tp_name)).c_str());
+    long long v = PyLong_AsLongLong(items[i]);
+    if (v == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      throw nb::value_error("token id is out of range");
+    }
+    if (v < 0 || v > 0xFFFFFFFFll) throw nb::value_error(("invalid token id " + std::to_string(v)).c_str());
+    ids[size_t(i)] = uint32_t(v);
+  }
+  return ids;
+}
+
+// Runs f(i) for i in [0, n) on up to `threads` threads (the caller's included).
+template <class F>
+void parallel_for(size_t n, size_t threads, F f) {
+  threads = std::max<size_t>(1, std::min(threads, n));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) f(i);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
+struct PyEncoder {
+  std::unique_ptr<Encoder> enc;
+
+  PyEncoder(const std::vector<std::pair<uint32_t, nb::bytes>>& tokens,
+            const std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>& merges, bool whole_piece_lookup,
+            int pattern, const std::vector<std::pair<nb::bytes, uint32_t>>& specials) {
+    std::vector<std::pair<uint32_t, std::string>> toks;
+    toks.reserve(tokens.size());
+    for (const auto& [id, b] : tokens) toks.emplace_back(id, std::string(b.c_str(), b.size()));
+    std::vector<MergeRule> rules;
+    rules.reserve(merges.size());
+    for (const auto& [l, r, m] : merges) rules.push_back({l, r, m});
+    std::string error;
+    auto model = BytePairModel::create(toks, rules, whole_piece_lookup, &error);
+    if (!model) throw nb::value_error(error.c_str());
+    std::vector<SpecialToken> sp;
+    for (const auto& [b, id] : specials) sp.push_back({std::string(b.c_str(), b.size()), id});
+    auto decoder = std::move(toks);
+    for (const auto& s : sp) decoder.emplace_back(s.id, s.bytes);
+    PieceScanner scanner = pattern < 0 ? nullptr : scanner_for(SplitPattern(pattern));
+    enc = std::make_unique<Encoder>(std::move(model), scanner, std::move(sp), std::move(decoder));
+  }
+
+  void require_scanner() const {
+    if (!enc->can_split()) throw nb::value_error("this encoder has no native split pattern");
+  }
+
+  void encode_into(std::string_view text, const std::vector<char>& mask, std::vector<uint32_t>& out) const {
+    if (any(mask))
+      enc->encode(bytes_of(text), text.size(), mask, out);
+    else
+      enc->encode_ordinary(bytes_of(text), text.size(), out);
+  }
+
+  std::vector<uint32_t> encode_vec(nb::handle text, nb::bytes allowed) const {
+    require_scanner();
+    std::string_view v = utf8_of(text);
+    std::vector<char> mask = mask_of(*enc, allowed);
+    std::vector<uint32_t> out;
+    {
+      nb::gil_scoped_release release;
+      out.reserve(v.size() / 4 + 1);
+      encode_into(v, mask, out);
+    }
+    return out;
+  }
+
+  nb::list encode(nb::handle text, nb::bytes allowed) const { return to_list(encode_vec(text, allowed)); }
+
+  nb::ndarray<nb::numpy, uint32_t> encode_to_numpy(nb::handle text, nb::bytes allowed) const {
+    auto* ids = new std::vector<uint32_t>(encode_vec(text, allowed));
+    nb::capsule owner(ids, [](void* p) noexcept { delete static_cast<std::vector<uint32_t>*>(p); });
+    size_t shape[1] = {ids->size()};
+    return nb::ndarray<nb::numpy, uint32_t>(ids->data(), 1, shape, owner);
+  }
+
+  nb::list encode_batch(nb::list texts, nb::bytes allowed, size_t num_threads) const {
+    require_scanner();
+    std::vector<std::string_view> views;
+    views.reserve(texts.size());
+    for (nb::handle t : texts) views.push_back(utf8_of(t));
+    std::vector<char> mask = mask_of(*enc, allowed);
+    std::vector<std::vector<uint32_t>> results(views.size());
+    {
+      nb::gil_scoped_release release;
+      parallel_for(views.size(), num_threads, [&](size_t i) { encode_into(views[i], mask, results[i]); });
+    }
+    nb::list out;
+    for (const auto& r : results) out.append(to_list(r));
+    return out;
+  }
+
+  size_t count(nb::handle text, nb::bytes allowed) const { return encode_vec(text, allowed).size(); }
+
+  nb::list encode_pieces(const std::vector<nb::bytes>& pieces) const {
+    std::vector<uint32_t> out;
+    for (const auto& p : pieces) enc->encode_piece(reinterpret_cast<const uint8_t*>(p.c_str()), p.size(), out);
+    return to_list(out);
+  }
+
+  nb::list split(nb::handle text) const {
+    require_scanner();
+    std::string_view v = utf8_of(text);
+    std::vector<size_t> ends;
+    enc->split(bytes_of(v), v.size(), ends);
+    nb::list out;
+    size_t begin = 0;
+    for (size_t e : ends) {
+      out.append(nb::bytes(v.data() + begin, e - begin));
+      begin = e;
+    }
+    return out;
+  }
+
+  // Index of the first special token selected by `mask` found in text, or -1.
+  int find_special(nb::handle text, nb::bytes mask) const {
+    std::string_view v = utf8_of(text);
+    std::vector<char> m = mask_of(*enc, mask);
+    SpecialMatcher::Match match;
+    {
+      nb::gil_scoped_release release;
+      match = enc->find_special(bytes_of(v), v.size(), m);
+    }
+    return match.index;
+  }
+
+  nb::bytes decode_bytes(nb::handle seq) const {
+    std::vector<uint32_t> ids = ids_of(seq);
+    std::string out;
+    size_t bad = 0;
+    bool ok;
+    {
+      nb::gil_scoped_release release;
+      ok = enc->decode(ids.data(), ids.size(), out, &bad);
+    }
+    if (!ok) throw nb::value_error(("invalid token id " + std::to_string(ids[bad]) + " (not in the vocabulary)").c_str());
+    return nb::bytes(out.data(), out.size());
+  }
+
+  nb::list decode_tokens_bytes(nb::handle seq) const {
+    std::vector<uint32_t> ids = ids_of(seq);
+    nb::list out;
+    for (uint32_t id : ids) {
+      const char* p;
+      size_t len;
+      if (!enc->token_bytes(id, &p, &len))
+        throw nb::value_error(("invalid token id " + std::to_string(id) + " (not in the vocabulary)").c_str());
+      out.append(nb::bytes(p, len));
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "tokenforge's native core: split patterns, byte-pair encoding, special tokens.";
+  nb::class_<PyEncoder>(m, "Encoder")
+      .def(nb::init<const std::vector<std::pair<uint32_t, nb::bytes>>&,
+                    const std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>&, bool, int,
+                    const std::vector<std::pair<nb::bytes, uint32_t>>&>(),
+           nb::arg("tokens"), nb::arg("merges"), nb::arg("whole_piece_lookup"), nb::arg("pattern"),
+           nb::arg("specials"))
+      .def("encode", &PyEncoder::encode, nb::arg("text"), nb::arg("allowed"))
+      .def("encode_to_numpy", &PyEncoder::encode_to_numpy, nb::arg("text"), nb::arg("allowed"))
+      .def("encode_batch", &PyEncoder::encode_batch, nb::arg("texts"), nb::arg("allowed"), nb::arg("num_threads"))
+      .def("count", &PyEncoder::count, nb::arg("text"), nb::arg("allowed"))
+      .def("encode_pieces", &PyEncoder::encode_pieces, nb::arg("pieces"))
+      .def("split", &PyEncoder::split, nb::arg("text"))
+      .def("find_special", &PyEncoder::find_special, nb::arg("text"), nb::arg("mask"))
+      .def("decode_bytes", &PyEncoder::decode_bytes, nb::arg("ids"))
+      .def("decode_tokens_bytes", &PyEncoder::decode_tokens_bytes, nb::arg("ids"));
+}

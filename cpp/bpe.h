@@ -1,0 +1,52 @@
+// Byte-pair encoding of one piece: the model side of the pipeline.
+//
+// A piece starts as one token per byte; the adjacent pair with the lowest merge rank is merged
+// (the leftmost one on ties) until no adjacent pair is mergeable. Two merge rules exist:
+//  - kRanks (tiktoken): a pair is mergeable when its concatenation is a token; the rank is that
+//    token's id. A piece that is itself a token is emitted whole without merging.
+//  - kPairs (Hugging Face / merges.txt): only the listed merges apply, ranked by list position;
+//    the whole-piece shortcut is optional (HF's `ignore_merges`).
+// Both become one table, (left id, right id) -> (rank, merged id), built once.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hash_maps.h"
+
+namespace tokenforge {
+
+struct MergeRule {
+  uint32_t left, right, merged;
+};
+
+class BytePairModel {
+ public:
+  // tokens: (id, bytes) for every mergeable token. With empty `merges` the merges are derived from
+  // the tokens under the kRanks rule (rank = id); otherwise `merges` lists them in priority order.
+  // Every single byte must be a token. On bad input returns nullptr and sets *error.
+  static std::unique_ptr<BytePairModel> create(const std::vector<std::pair<uint32_t, std::string>>& tokens,
+                                               const std::vector<MergeRule>& merges,
+                                               bool whole_piece_lookup, std::string* error);
+
+  // Appends the ids of piece p[0..n) to out.
+  void encode_piece(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
+
+  bool lookup(const uint8_t* p, size_t n, uint32_t* id) const { return by_bytes_.find(p, n, id); }
+  size_t num_merges() const { return pairs_.size(); }
+
+ private:
+  void merge_short(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
+  void merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
+
+  std::string arena_;  // all token bytes, back to back; by_bytes_ points into it
+  BytesMap by_bytes_;
+  PairMap pairs_;
+  uint32_t byte_id_[256];
+  bool whole_piece_lookup_ = true;
+};
+
+}  // namespace tokenforge

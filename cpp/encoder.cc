@@ -1,0 +1,69 @@
+#include "encoder.h"
+
+#include <algorithm>
+
+namespace tokenforge {
+
+Encoder::Encoder(std::unique_ptr<BytePairModel> model, PieceScanner scanner, std::vector<SpecialToken> specials,
+                 std::vector<std::pair<uint32_t, std::string>> decoder)
+    : model_(std::move(model)), scanner_(scanner), specials_(std::move(specials)), matcher_(specials_) {
+  uint32_t max_id = 0;
+  for (const auto& t : decoder) max_id = std::max(max_id, t.first);
+  std::sort(decoder.begin(), decoder.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t size = decoder.empty() ? 0 : size_t(max_id) + 1;
+  decode_offset_.assign(size + 1, 0);
+  decode_present_.assign(size, 0);
+  size_t next = 0;
+  for (uint32_t id = 0; id < size; ++id) {
+    decode_offset_[id] = decode_arena_.size();
+    if (next < decoder.size() && decoder[next].first == id) {
+      decode_arena_ += decoder[next].second;
+      decode_present_[id] = 1;
+      while (next < decoder.size() && decoder[next].first == id) ++next;
+    }
+  }
+  decode_offset_[size] = decode_arena_.size();
+}
+
+void Encoder::encode_ordinary(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
+  for_each_piece(scanner_, s, n, [&](size_t b, size_t e) { model_->encode_piece(s + b, e - b, out); });
+}
+
+void Encoder::encode(const uint8_t* s, size_t n, const std::vector<char>& allowed,
+                     std::vector<uint32_t>& out) const {
+  size_t pos = 0;
+  while (true) {
+    SpecialMatcher::Match m = matcher_.find_next(s, n, pos, allowed);
+    size_t end = m.index >= 0 ? m.pos : n;
+    encode_ordinary(s + pos, end - pos, out);
+    if (m.index < 0) break;
+    out.push_back(specials_[m.index].id);
+    pos = m.pos + m.len;
+  }
+}
+
+void Encoder::split(const uint8_t* s, size_t n, std::vector<size_t>& ends) const {
+  for_each_piece(scanner_, s, n, [&](size_t, size_t e) { ends.push_back(e); });
+}
+
+bool Encoder::token_bytes(uint32_t id, const char** p, size_t* len) const {
+  if (id >= decode_present_.size() || !decode_present_[id]) return false;
+  *p = decode_arena_.data() + decode_offset_[id];
+  *len = decode_offset_[id + 1] - decode_offset_[id];
+  return true;
+}
+
+bool Encoder::decode(const uint32_t* ids, size_t n, std::string& out, size_t* bad) const {
+  for (size_t i = 0; i < n; ++i) {
+    const char* p;
+    size_t len;
+    if (!token_bytes(ids[i], &p, &len)) {
+      *bad = i;
+      return false;
+    }
+    out.append(p, len);
+  }
+  return true;
+}
+
+}  // namespace tokenforge

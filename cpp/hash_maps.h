@@ -1,0 +1,160 @@
+// Two small open-addressing hash maps for the hot lookups: byte strings -> id, and id pairs -> merge.
+// std::unordered_map allocates per node and hashes through std::hash; these keep one flat array.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace tokenforge {
+
+inline uint64_t hash_bytes(const uint8_t* p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t w = 0;
+  std::memcpy(&w, p, n);
+  h = (h ^ w) * 0x94d049bb133111ebull;
+  return h ^ (h >> 29);
+}
+
+inline size_t table_size_for(size_t n) {
+  size_t cap = 16;
+  while (cap < n * 2) cap <<= 1;  // load factor at most 1/2
+  return cap;
+}
+
+// Byte string -> uint32 value. Keys are not copied: they must outlive the map.
+class BytesMap {
+ public:
+  void reserve(size_t n) { slots_.assign(table_size_for(n), Slot{}); }
+
+  // Returns false if the key was already present (the old value is kept).
+  bool insert(const uint8_t* key, uint32_t len, uint32_t value) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    return insert_slot(Slot{hash_bytes(key, len), key, len, value});
+  }
+
+  bool find(const uint8_t* key, size_t len, uint32_t* value) const {
+    if (slots_.empty()) return false;
+    uint64_t h = hash_bytes(key, len);
+    size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (!s.key) return false;
+      if (s.hash == h && s.len == len && std::memcmp(s.key, key, len) == 0) {
+        *value = s.value;
+        return true;
+      }
+    }
+  }
+
+  size_t size() const { return size_; }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    const uint8_t* key = nullptr;
+    uint32_t len = 0;
+    uint32_t value = 0;
+  };
+
+  bool insert_slot(const Slot& slot) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = slot.hash & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (!s.key) {
+        s = slot;
+        ++size_;
+        return true;
+      }
+      if (s.hash == slot.hash && s.len == slot.len && std::memcmp(s.key, slot.key, slot.len) == 0)
+        return false;
+    }
+  }
+
+  void grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
+    size_ = 0;
+    for (const Slot& s : old)
+      if (s.key) insert_slot(s);
+  }
+
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+};
+
+// (left id, right id) -> (rank, merged id).
+class PairMap {
+ public:
+  static constexpr uint64_t kEmpty = ~0ull;
+  struct Merge {
+    uint32_t rank;
+    uint32_t merged;
+  };
+
+  void reserve(size_t n) { slots_.assign(table_size_for(n), Slot{}); }
+
+  bool insert(uint32_t left, uint32_t right, Merge m) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    return insert_slot(Slot{key(left, right), m});
+  }
+
+  const Merge* find(uint32_t left, uint32_t right) const {
+    uint64_t k = key(left, right);
+    size_t mask = slots_.size() - 1;
+    for (size_t i = mix(k) & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.key == k) return &s.merge;
+      if (s.key == kEmpty) return nullptr;
+    }
+  }
+
+  size_t size() const { return size_; }
+
+ private:
+  struct Slot {
+    uint64_t key = kEmpty;
+    Merge merge{0, 0};
+  };
+  static uint64_t key(uint32_t l, uint32_t r) { return (uint64_t(l) << 32) | r; }
+  static uint64_t mix(uint64_t k) {
+    k *= 0x9E3779B97F4A7C15ull;
+    return k ^ (k >> 32);
+  }
+
+  bool insert_slot(const Slot& slot) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = mix(slot.key) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.key == kEmpty) {
+        s = slot;
+        ++size_;
+        return true;
+      }
+      if (s.key == slot.key) return false;
+    }
+  }
+
+  void grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
+    size_ = 0;
+    for (const Slot& s : old)
+      if (s.key != kEmpty) insert_slot(s);
+  }
+
+  std::vector<Slot> slots_ = std::vector<Slot>(16);
+  size_t size_ = 0;
+};
+
+}  // namespace tokenforge

@@ -1,0 +1,30 @@
+// Unicode character classes for the split-pattern scanners, and a forgiving UTF-8 decoder.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace tokenforge {
+
+// Bit flags per code point; the values must match tools/gen_unicode_table.py.
+enum CharClass : uint8_t {
+  kLetter = 1,    // \p{L}
+  kNumber = 2,    // \p{N}
+  kSpace = 4,     // \s, the Unicode White_Space property
+  kUpperish = 8,  // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]  (o200k)
+  kLowerish = 16, // [\p{Ll}\p{Lm}\p{Lo}\p{M}]        (o200k)
+};
+
+uint8_t char_class(uint32_t cp);
+
+// One decoded character: code point, class flags, and its length in bytes.
+struct Char {
+  uint32_t cp;
+  uint8_t cls;
+  uint8_t len;
+};
+
+// Decodes the character at s[i] (i < n). Input from Python is valid UTF-8; anything else decodes
+// byte by byte as U+FFFD so that no input can make a scanner read out of bounds or stall.
+Char decode_char(const uint8_t* s, size_t n, size_t i);
+
+}  // namespace tokenforge

@@ -1,0 +1,25 @@
+"""tokenforge: fast, exact text tokenizers with a C++ core.
+
+    >>> import tokenforge
+    >>> enc = tokenforge.get_encoding("cl100k_base")   # the same ids as tiktoken
+    >>> enc.decode(enc.encode("hello world"))
+    'hello world'
+"""
+
+from .encoding import Encoding, encoding_for_model, encoding_name_for_model
+from .load import VocabularyNotFound
+from .registry import get_encoding, list_encoding_names
+from .tokenizer import Tokenizer, UnknownTokenError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Encoding",
+    "Tokenizer",
+    "UnknownTokenError",
+    "VocabularyNotFound",
+    "encoding_for_model",
+    "encoding_name_for_model",
+    "get_encoding",
+    "list_encoding_names",
+]

@@ -10,6 +10,7 @@ from .encoding import Encoding, encoding_for_model, encoding_name_for_model
 from .load import VocabularyNotFound
 from .registry import get_encoding, list_encoding_names
 from .tokenizer import Tokenizer, UnknownTokenError
+from .io import load
 
 __version__ = "0.1.0"
 
@@ -22,4 +23,5 @@ __all__ = [
     "encoding_name_for_model",
     "get_encoding",
     "list_encoding_names",
+    "load",
 ]

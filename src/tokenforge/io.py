@@ -1,0 +1,130 @@
+"""Saving and loading tokenizers: tokenforge's own self-describing file, and the dispatch to the
+exchange formats (tokenforge.formats).
+
+tokenforge's file is JSON (a person can read it; loading never executes anything):
+
+    {"format": "tokenforge", "version": 1, "model": "byte_bpe", "name": ..., "pattern": ...,
+     "special_tokens": {"<|endoftext|>": 256, ...},
+     "vocab": [[id, base64 bytes], ...], "merges": [[left id, right id], ...] | null,
+     "ignore_merges": bool}
+
+"merges": null means tiktoken's rule (ids are ranks, see cpp/bpe.h).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from .load import write_atomic
+
+FORMAT_NAME = "tokenforge"
+FORMAT_VERSION = 1
+
+
+def save(tok, path, *, format: str = FORMAT_NAME) -> None:
+    if format != FORMAT_NAME:
+        from . import formats
+
+        return formats.save_foreign(tok, path, format)
+    write_atomic(Path(path), json.dumps(to_dict(tok), ensure_ascii=False, indent=1).encode("utf-8"))
+
+
+def to_dict(tok) -> dict:
+    from .tokenizer import Tokenizer
+
+    if not isinstance(tok, Tokenizer):
+        raise TypeError(f"cannot save a {type(tok).__name__}")
+    state = tok._state()
+    ranks = state["mergeable_ranks"]
+    merges = state["merges"]
+    return {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "model": "byte_bpe",
+        "name": state["name"],
+        "pattern": state["pattern"],
+        "special_tokens": state["special_tokens"],
+        "ignore_merges": state["ignore_merges"],
+        "vocab": [[i, base64.b64encode(b).decode("ascii")] for b, i in sorted(ranks.items(), key=lambda kv: kv[1])],
+        "merges": None if merges is None else [[ranks[a], ranks[b]] for a, b in merges],
+    }
+
+
+def load(path, **overrides):
+    """Loads a tokenizer from any supported file, recognised by its content."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise ValueError(f"{path}: is a directory, not a tokenizer file") from None
+    head = data[:4096].lstrip()
+    if head.startswith(b"{"):
+        try:
+            obj = json.loads(data)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{path}: not valid JSON ({e})") from None
+        if isinstance(obj, dict) and obj.get("format") == FORMAT_NAME:
+            return from_dict(obj, source=str(path), **overrides)
+    from . import formats
+
+    return formats.load_foreign(path, data, **overrides)
+
+
+def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
+    from .tokenizer import Tokenizer
+
+    def fail(where: str, what: str):
+        raise ValueError(f"{source}: {where}: {what}")
+
+    version = obj.get("version")
+    if version != FORMAT_VERSION:
+        fail("version", f"unsupported format version {version!r} (this tokenforge reads {FORMAT_VERSION})")
+    if obj.get("model") != "byte_bpe":
+        fail("model", f"unknown model {obj.get('model')!r}")
+    vocab = obj.get("vocab")
+    if not isinstance(vocab, list):
+        fail("vocab", "missing or not a list")
+    ranks: dict[bytes, int] = {}
+    by_id: dict[int, bytes] = {}
+    for n, entry in enumerate(vocab):
+        try:
+            i, b64 = entry
+            b = base64.b64decode(b64, validate=True)
+        except Exception:
+            fail(f"vocab[{n}]", f"expected [id, base64 bytes], got {entry!r:.80}")
+        if not isinstance(i, int) or i < 0:
+            fail(f"vocab[{n}]", f"invalid id {i!r}")
+        if i in by_id:
+            fail(f"vocab[{n}]", f"duplicate id {i}")
+        if b in ranks:
+            fail(f"vocab[{n}]", f"duplicate token {b!r}")
+        ranks[b] = i
+        by_id[i] = b
+    merges = obj.get("merges")
+    if merges is not None:
+        pairs = []
+        for n, m in enumerate(merges):
+            if not (isinstance(m, list) and len(m) == 2 and all(isinstance(x, int) for x in m)):
+                fail(f"merges[{n}]", f"expected [left id, right id], got {m!r:.80}")
+            if m[0] not in by_id or m[1] not in by_id:
+                fail(f"merges[{n}]", f"id {m[0] if m[0] not in by_id else m[1]} is not in the vocabulary")
+            pairs.append((by_id[m[0]], by_id[m[1]]))
+        merges = pairs
+    special = obj.get("special_tokens") or {}
+    if not isinstance(special, dict):
+        fail("special_tokens", "not an object")
+    kwargs = dict(
+        pattern=obj.get("pattern"),
+        mergeable_ranks=ranks,
+        special_tokens=special,
+        merges=merges,
+        ignore_merges=obj.get("ignore_merges"),
+        name=obj.get("name") or "tokenizer",
+    )
+    kwargs.update(overrides)
+    try:
+        return Tokenizer(**kwargs)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{source}: {e}") from None

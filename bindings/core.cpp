@@ -221,6 +221,8 @@ struct PyEncoder {
 
 }  // namespace
 
+void register_training(nb::module_& m);  // defined in the training section at the end
+
 NB_MODULE(_core, m) {
   m.doc() = "tokenforge's native core: split patterns, byte-pair encoding, special tokens.";
   nb::class_<PyEncoder>(m, "Encoder")
@@ -238,4 +240,143 @@ NB_MODULE(_core, m) {
       .def("find_special", &PyEncoder::find_special, nb::arg("text"), nb::arg("mask"))
       .def("decode_bytes", &PyEncoder::decode_bytes, nb::arg("ids"))
       .def("decode_tokens_bytes", &PyEncoder::decode_tokens_bytes, nb::arg("ids"));
+  register_training(m);
+}
+
+// ================================================================================================
+// Training (issue 3): pre-token counting and the BPE merge loop (cpp/counter.h, cpp/trainer.h).
+// The heavy calls release the GIL; Python drives the loop (file chunks, progress) between them.
+// ================================================================================================
+#include "counter.h"
+#include "trainer.h"
+
+namespace {
+
+struct PyPieceCounter {
+  PieceCounter counter;
+
+  static std::vector<SpecialToken> specials_of(const std::vector<nb::bytes>& specials) {
+    std::vector<SpecialToken> sp;
+    for (size_t i = 0; i < specials.size(); ++i)
+      sp.push_back({std::string(specials[i].c_str(), specials[i].size()), uint32_t(i)});
+    return sp;
+  }
+
+  PyPieceCounter(int pattern, const std::vector<nb::bytes>& specials)
+      : counter(SplitPattern(pattern), specials_of(specials)) {}
+
+  static size_t checked(nb::bytes data, size_t length) {
+    if (length > data.size()) throw nb::value_error("length is larger than the data");
+    return length;
+  }
+
+  void count_bytes(nb::bytes data, size_t length, size_t threads) {
+    length = checked(data, length);
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(data.c_str());
+    nb::gil_scoped_release release;
+    counter.count(p, length, threads);
+  }
+
+  void count_texts(nb::list texts, size_t threads) {
+    std::vector<std::pair<const uint8_t*, size_t>> views;
+    views.reserve(texts.size());
+    for (nb::handle t : texts) {
+      std::string_view v = utf8_of(t);
+      views.emplace_back(bytes_of(v), v.size());
+    }
+    nb::gil_scoped_release release;
+    counter.count_each(views, threads);
+  }
+
+  void add(const std::vector<std::pair<nb::bytes, uint64_t>>& pieces) {
+    for (const auto& [b, c] : pieces) counter.add_piece(reinterpret_cast<const uint8_t*>(b.c_str()), b.size(), c);
+  }
+
+  size_t last_cut(nb::bytes data, size_t length) const {
+    length = checked(data, length);
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(data.c_str());
+    nb::gil_scoped_release release;
+    return counter.last_cut(p, length);
+  }
+
+  size_t size() { return counter.counts().size(); }
+
+  nb::list items() {
+    nb::list out;
+    counter.counts().for_each([&](const uint8_t* p, size_t n, uint64_t c) {
+      out.append(nb::make_tuple(nb::bytes(reinterpret_cast<const char*>(p), n), c));
+    });
+    return out;
+  }
+};
+
+struct PyBpeTrainer {
+  BpeTrainer trainer;
+
+  PyBpeTrainer(size_t max_new_tokens, uint64_t min_frequency) : trainer(max_new_tokens, min_frequency) {}
+
+  // Takes the counter's words and empties it (its memory is freed before the merge loop).
+  void add_counts(PyPieceCounter& c) {
+    nb::gil_scoped_release release;
+    trainer.add_words(c.counter.counts());
+    c.counter.counts().clear();
+  }
+
+  void add_words(const std::vector<std::pair<nb::bytes, uint64_t>>& words) {
+    for (const auto& [b, c] : words) trainer.add_word(reinterpret_cast<const uint8_t*>(b.c_str()), b.size(), c);
+  }
+
+  void start() {
+    nb::gil_scoped_release release;
+    trainer.start();
+  }
+
+  size_t step(size_t n) {
+    nb::gil_scoped_release release;
+    return trainer.step(n);
+  }
+
+  nb::list merges() const {
+    nb::list out;
+    for (const auto& m : trainer.merges()) out.append(nb::make_tuple(m.left, m.right, m.merged, m.is_new));
+    return out;
+  }
+
+  nb::list tokens() const {
+    nb::list out;
+    for (const auto& t : trainer.tokens()) out.append(nb::bytes(t.data(), t.size()));
+    return out;
+  }
+};
+
+size_t utf8_valid_prefix_py(nb::bytes data, size_t start, size_t length) {
+  if (start > length || length > data.size()) throw nb::value_error("invalid range");
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(data.c_str());
+  nb::gil_scoped_release release;
+  return start + utf8_valid_prefix(p + start, length - start);
+}
+
+}  // namespace
+
+void register_training(nb::module_& m) {
+  nb::class_<PyPieceCounter>(m, "PieceCounter")
+      .def(nb::init<int, const std::vector<nb::bytes>&>(), nb::arg("pattern"), nb::arg("specials"))
+      .def("count_bytes", &PyPieceCounter::count_bytes, nb::arg("data"), nb::arg("length"), nb::arg("threads"))
+      .def("count_texts", &PyPieceCounter::count_texts, nb::arg("texts"), nb::arg("threads"))
+      .def("add", &PyPieceCounter::add, nb::arg("pieces"))
+      .def("last_cut", &PyPieceCounter::last_cut, nb::arg("data"), nb::arg("length"))
+      .def("items", &PyPieceCounter::items)
+      .def("__len__", &PyPieceCounter::size);
+  nb::class_<PyBpeTrainer>(m, "BpeTrainer")
+      .def(nb::init<size_t, uint64_t>(), nb::arg("max_new_tokens"), nb::arg("min_frequency"))
+      .def("add_counts", &PyBpeTrainer::add_counts, nb::arg("counter"))
+      .def("add_words", &PyBpeTrainer::add_words, nb::arg("words"))
+      .def("start", &PyBpeTrainer::start)
+      .def("step", &PyBpeTrainer::step, nb::arg("n"))
+      .def_prop_ro("done", [](const PyBpeTrainer& t) { return t.trainer.done(); })
+      .def_prop_ro("num_words", [](const PyBpeTrainer& t) { return t.trainer.num_words(); })
+      .def_prop_ro("num_pairs", [](const PyBpeTrainer& t) { return t.trainer.num_pairs(); })
+      .def("merges", &PyBpeTrainer::merges)
+      .def("tokens", &PyBpeTrainer::tokens);
+  m.def("utf8_valid_prefix", &utf8_valid_prefix_py, nb::arg("data"), nb::arg("start"), nb::arg("length"));
 }

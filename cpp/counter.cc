@@ -1,0 +1,216 @@
+#include "counter.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "hash_maps.h"
+
+namespace tokenforge {
+
+// ------------------------------------------------------------------------------------------------
+// PieceCounts
+
+void PieceCounts::add(const uint8_t* p, size_t n, uint64_t count) {
+  if (count == 0) return;
+  uint64_t h = hash_bytes(p, n);
+  if (!slots_.empty()) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (!s.count) break;
+      if (s.hash == h && s.len == n && std::memcmp(arena_.data() + s.offset, p, n) == 0) {
+        s.count += count;
+        return;
+      }
+    }
+  }
+  insert_new(h, p, n, count);
+}
+
+void PieceCounts::insert_new(uint64_t hash, const uint8_t* p, size_t n, uint64_t count) {
+  if ((size_ + 1) * 2 > slots_.size()) grow();
+  size_t mask = slots_.size() - 1;
+  size_t i = hash & mask;
+  while (slots_[i].count) i = (i + 1) & mask;
+  slots_[i] = Slot{hash, count, arena_.size(), n};
+  arena_.append(reinterpret_cast<const char*>(p), n);
+  ++size_;
+}
+
+void PieceCounts::grow() {
+  std::vector<Slot> old;
+  old.swap(slots_);
+  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+  size_t mask = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (!s.count) continue;
+    size_t i = s.hash & mask;
+    while (slots_[i].count) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+}
+
+void PieceCounts::add_all(const PieceCounts& other) {
+  other.for_each([&](const uint8_t* p, size_t n, uint64_t c) { add(p, n, c); });
+}
+
+void PieceCounts::clear() {
+  std::vector<Slot>().swap(slots_);
+  std::string().swap(arena_);
+  size_ = 0;
+}
+
+// ------------------------------------------------------------------------------------------------
+// UTF-8 validation
+
+size_t utf8_valid_prefix(const uint8_t* s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    if (i + 8 <= n) {
+      uint64_t w;
+      std::memcpy(&w, s + i, 8);
+      if (!(w & 0x8080808080808080ull)) {
+        i += 8;
+        continue;
+      }
+    }
+    uint8_t b = s[i];
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    if (b >= 0xC2 && b <= 0xDF)
+      len = 2;
+    else if ((b & 0xF0) == 0xE0)
+      len = 3;
+    else if (b >= 0xF0 && b <= 0xF4)
+      len = 4;
+    else
+      return i;
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k)
+      if ((s[i + k] & 0xC0) != 0x80) return i;
+    if (b == 0xE0 && s[i + 1] < 0xA0) return i;   // overlong
+    if (b == 0xED && s[i + 1] >= 0xA0) return i;  // surrogate
+    if (b == 0xF0 && s[i + 1] < 0x90) return i;   // overlong
+    if (b == 0xF4 && s[i + 1] >= 0x90) return i;  // beyond U+10FFFF
+    i += len;
+  }
+  return n;
+}
+
+// ------------------------------------------------------------------------------------------------
+// PieceCounter
+
+PieceCounter::PieceCounter(SplitPattern pattern, std::vector<SpecialToken> specials)
+    : scan_(scanner_for(pattern)), specials_(std::move(specials)), matcher_(specials_), all_(specials_.size(), 1) {
+  for (const auto& t : specials_)
+    if (t.bytes.find('\n') != std::string::npos) newline_cuts_ = false;
+}
+
+bool PieceCounter::is_special(const uint8_t* p, size_t n) const {
+  for (const auto& t : specials_)
+    if (t.bytes.size() == n && std::memcmp(t.bytes.data(), p, n) == 0) return true;
+  return false;
+}
+
+namespace {
+inline bool is_ascii_letter(uint8_t b) { return (b | 0x20) >= 'a' && (b | 0x20) <= 'z'; }
+inline bool is_printable_ascii(uint8_t b) { return b >= 0x21 && b <= 0x7E; }
+inline bool cut_at(const uint8_t* s, size_t c) {  // requires 2 <= c < n
+  return s[c - 1] == '\n' && is_ascii_letter(s[c]) && is_printable_ascii(s[c - 2]);
+}
+}  // namespace
+
+size_t PieceCounter::next_cut(const uint8_t* s, size_t n, size_t from) const {
+  if (!newline_cuts_) return n;
+  size_t i = std::max<size_t>(from, 2) - 1;  // position of the newline
+  while (i + 1 < n) {
+    const void* hit = std::memchr(s + i, '\n', n - 1 - i);
+    if (!hit) return n;
+    i = size_t(static_cast<const uint8_t*>(hit) - s);
+    if (i >= 1 && cut_at(s, i + 1)) return i + 1;
+    ++i;
+  }
+  return n;
+}
+
+size_t PieceCounter::last_cut(const uint8_t* s, size_t n) const {
+  if (newline_cuts_) {
+    for (size_t c = n; c-- > 2;)
+      if (s[c - 1] == '\n' && cut_at(s, c)) return c;
+  }
+  // No newline cut: the end of the last special token (text is split on special tokens first).
+  size_t cut = 0, pos = 0;
+  while (true) {
+    SpecialMatcher::Match m = matcher_.find_next(s, n, pos, all_);
+    if (m.index < 0) break;
+    pos = m.pos + m.len;
+    if (pos < n) cut = pos;
+  }
+  return cut;
+}
+
+void PieceCounter::count_serial(const uint8_t* s, size_t n, PieceCounts& out) const {
+  auto stretch = [&](size_t b, size_t e) {
+    const uint8_t* t = s + b;
+    for_each_piece(scan_, t, e - b, [&](size_t i, size_t j) { out.add(t + i, j - i, 1); });
+  };
+  size_t pos = 0;
+  while (!matcher_.empty()) {
+    SpecialMatcher::Match m = matcher_.find_next(s, n, pos, all_);
+    if (m.index < 0) break;
+    stretch(pos, m.pos);
+    pos = m.pos + m.len;
+  }
+  stretch(pos, n);
+}
+
+void PieceCounter::count(const uint8_t* s, size_t n, size_t threads) {
+  constexpr size_t kMinPerThread = 1 << 20;
+  threads = std::max<size_t>(1, std::min(threads, n / kMinPerThread));
+  if (threads == 1) {
+    count_serial(s, n, counts_);
+    return;
+  }
+  std::vector<size_t> bounds{0};
+  for (size_t k = 1; k < threads; ++k) {
+    size_t c = next_cut(s, n, std::max(bounds.back(), n / threads * k));
+    if (c >= n) break;
+    bounds.push_back(c);
+  }
+  bounds.push_back(n);
+  size_t parts = bounds.size() - 1;
+  std::vector<PieceCounts> local(parts > 0 ? parts - 1 : 0);
+  std::vector<std::thread> pool;
+  for (size_t k = 1; k < parts; ++k)
+    pool.emplace_back([&, k] { count_serial(s + bounds[k], bounds[k + 1] - bounds[k], local[k - 1]); });
+  count_serial(s, bounds[1], counts_);
+  for (auto& t : pool) t.join();
+  for (const auto& l : local) counts_.add_all(l);
+}
+
+void PieceCounter::count_each(const std::vector<std::pair<const uint8_t*, size_t>>& texts, size_t threads) {
+  size_t total = 0;
+  for (const auto& t : texts) total += t.second;
+  threads = std::max<size_t>(1, std::min({threads, texts.size(), total / (1 << 18)}));
+  if (threads == 1) {
+    for (const auto& t : texts) count_serial(t.first, t.second, counts_);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::vector<PieceCounts> local(threads);
+  auto work = [&](size_t k) {
+    for (size_t i; (i = next.fetch_add(1)) < texts.size();) count_serial(texts[i].first, texts[i].second, local[k]);
+  };
+  std::vector<std::thread> pool;
+  for (size_t k = 1; k < threads; ++k) pool.emplace_back(work, k);
+  work(0);
+  for (auto& t : pool) t.join();
+  for (const auto& l : local) counts_.add_all(l);
+}
+
+}  // namespace tokenforge

@@ -1,0 +1,86 @@
+// Counting pre-tokens: the first half of training. Text is split on special tokens, then into
+// pieces by a named split pattern's scanner (pretokenize.h), and every unique piece is counted in a
+// flat hash table with 64-bit counts. Memory grows with the number of unique pieces, not with the
+// amount of text: callers feed text in bounded chunks cut where no piece can straddle the cut.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pretokenize.h"
+#include "special.h"
+
+namespace tokenforge {
+
+// The pre-token count: unique pieces -> counts. Open addressing; keys live back to back in an arena.
+class PieceCounts {
+ public:
+  void add(const uint8_t* p, size_t n, uint64_t count);
+  void add_all(const PieceCounts& other);
+  size_t size() const { return size_; }
+  void clear();
+
+  // Calls f(bytes, length, count) for every unique piece, in table order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const Slot& s : slots_)
+      if (s.count) f(reinterpret_cast<const uint8_t*>(arena_.data()) + s.offset, size_t(s.len), s.count);
+  }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    uint64_t count = 0;  // 0: empty slot
+    uint64_t offset = 0;
+    uint64_t len = 0;
+  };
+  void insert_new(uint64_t hash, const uint8_t* p, size_t n, uint64_t count);
+  void grow();
+
+  std::vector<Slot> slots_;
+  std::string arena_;
+  size_t size_ = 0;
+};
+
+// The length of the longest prefix of s[0..n) that is valid UTF-8 (n when all of it is). A
+// multi-byte character cut by the end of s counts as invalid.
+size_t utf8_valid_prefix(const uint8_t* s, size_t n);
+
+// Splits text into pieces and counts them into a PieceCounts, with native threads.
+class PieceCounter {
+ public:
+  PieceCounter(SplitPattern pattern, std::vector<SpecialToken> specials);
+
+  // Counts s[0..n) as one stretch of text, with up to `threads` threads. The result is the same
+  // as counting serially: the text is divided only at safe cuts (see next_cut).
+  void count(const uint8_t* s, size_t n, size_t threads);
+  // Counts each text on its own (pieces never cross from one text to the next).
+  void count_each(const std::vector<std::pair<const uint8_t*, size_t>>& texts, size_t threads);
+  // Adds a piece that the caller has split itself (custom patterns, counts given by the user).
+  void add_piece(const uint8_t* p, size_t n, uint64_t count) { counts_.add(p, n, count); }
+
+  // The largest c in (0, n) at which text may be cut without changing its pieces, or 0 if none.
+  size_t last_cut(const uint8_t* s, size_t n) const;
+
+  PieceCounts& counts() { return counts_; }
+  bool is_special(const uint8_t* p, size_t n) const;
+
+ private:
+  // The smallest safe cut c >= from, or n. A safe cut is after a newline that follows a printable
+  // ASCII character and precedes an ASCII letter ("x\nA"): in all three named patterns the newline
+  // ends its piece and the letter starts the next, whatever surrounds them. Not used when a special
+  // token contains a newline (a cut could then split one).
+  size_t next_cut(const uint8_t* s, size_t n, size_t from) const;
+  void count_serial(const uint8_t* s, size_t n, PieceCounts& out) const;
+
+  PieceScanner scan_;
+  std::vector<SpecialToken> specials_;
+  SpecialMatcher matcher_;
+  std::vector<char> all_;
+  bool newline_cuts_ = true;
+  PieceCounts counts_;
+};
+
+}  // namespace tokenforge

@@ -11,6 +11,7 @@ from .load import VocabularyNotFound
 from .registry import get_encoding, list_encoding_names
 from .tokenizer import Tokenizer, UnknownTokenError
 from .io import load
+from .train import train_bpe, train_bpe_from_counts
 
 __version__ = "0.1.0"
 
@@ -24,4 +25,6 @@ __all__ = [
     "get_encoding",
     "list_encoding_names",
     "load",
+    "train_bpe",
+    "train_bpe_from_counts",
 ]

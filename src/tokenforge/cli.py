@@ -1,0 +1,205 @@
+"""The `tokenforge` command line.
+
+    tokenforge demo                                   # train, save, load and use a small tokenizer
+    tokenforge train corpus.txt -o my.tokenforge --vocab-size 32000 --special-token '<|endoftext|>'
+
+Each subcommand is an `add_<name>_command(subparsers)` function that registers its parser and sets
+`func` to a `cmd_<name>(args) -> int` function; add a new one to COMMANDS. User errors (bad input,
+missing files) print one line on stderr and exit with status 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import unicodedata
+from pathlib import Path
+
+# --------------------------------------------------------------------------------------------------
+# train
+
+
+def add_train_command(subparsers) -> None:
+    p = subparsers.add_parser(
+        "train",
+        help="train a byte-level BPE tokenizer on text files",
+        description="Trains a byte-level BPE tokenizer on UTF-8 text files and writes the tokenizer file "
+        "(tokenforge's format, written atomically) and a human-readable vocabulary listing.",
+    )
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files")
+    p.add_argument("-o", "--output", required=True, help="the tokenizer file to write")
+    p.add_argument("--vocab-size", type=int, required=True, help="256 bytes + merges + special tokens")
+    p.add_argument("--pattern", default="cl100k", help='split pattern: "gpt2", "cl100k", "o200k" or a regex (default: cl100k)')
+    p.add_argument("--special-token", action="append", default=[], metavar="TOKEN", help="a special token (repeatable)")
+    p.add_argument("--min-frequency", type=int, default=1, help="stop when the best pair occurs fewer times (default: 1)")
+    p.add_argument("--workers", type=int, default=None, help="counting threads (default: all CPUs)")
+    p.add_argument("--chunk-size", type=int, default=None, help="bytes read at a time (default: 16 MiB)")
+    p.add_argument("--errors", choices=["strict", "replace"], default="strict", help="bytes that are not UTF-8: fail or replace with U+FFFD")
+    p.add_argument("--name", default=None, help="the tokenizer's name (default: the output file's stem)")
+    p.add_argument("--vocab-file", default=None, help="the vocabulary listing (default: OUTPUT.vocab)")
+    p.add_argument("--no-vocab-file", action="store_true", help="do not write the vocabulary listing")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_train)
+
+
+def cmd_train(args) -> int:
+    from .train import DEFAULT_CHUNK_SIZE, train_bpe
+
+    output = Path(args.output)
+    if output.is_dir():
+        raise ValueError(f"{output}: is a directory; give the path of the tokenizer file to write")
+    start = time.perf_counter()
+    tok = train_bpe(
+        list(args.inputs),
+        args.vocab_size,
+        pattern=args.pattern,
+        special_tokens=args.special_token,
+        min_frequency=args.min_frequency,
+        num_workers=args.workers,
+        chunk_size=args.chunk_size or DEFAULT_CHUNK_SIZE,
+        errors=args.errors,
+        verbose=not args.quiet,
+        name=args.name or output.stem,
+    )
+    seconds = time.perf_counter() - start
+    tok.save(output)
+    written = [str(output)]
+    if not args.no_vocab_file:
+        vocab_path = Path(args.vocab_file) if args.vocab_file else output.with_name(output.name + ".vocab")
+        write_vocab_listing(tok, vocab_path)
+        written.append(str(vocab_path))
+    if not args.quiet:
+        print(f"trained {tok.n_vocab} tokens in {seconds:.1f} s; wrote {', '.join(written)}", file=sys.stderr)
+    return 0
+
+
+def show_token(b: bytes) -> str:
+    """A token's bytes for people: UTF-8 text, with a backslash escape for each control or format
+    character (\\n, \\t, \\r, \\uNNNN), each byte that is not UTF-8 (\\xNN), and the backslash itself."""
+    out = []
+    for ch in b.decode("utf-8", errors="surrogateescape"):
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch in "\n\t\r":
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[ch])
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            out.append(f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def vocab_listing(tok) -> str:
+    """One line per id: the id, the token between single quotes, and for a merged token the two
+    tokens it was merged from ("= left_id 'left' + right_id 'right'"); special tokens say so."""
+    ranks = {b: i for i, b in tok.vocab.items() if not tok.is_special_token(i)}
+    parts = {a + b: (a, b) for a, b in tok.merges}
+    lines = [
+        "# tokenforge vocabulary listing: id, 'token', and the two tokens it was merged from.",
+        "# Escapes: \\n \\t \\r \\uNNNN (control and format characters), \\xNN (a byte that is not UTF-8), \\\\.",
+    ]
+    for i, b in tok.vocab.items():
+        if tok.is_special_token(i):
+            lines.append(f"{i}\t'{show_token(b)}'\tspecial")
+        elif b in parts:
+            a, c = parts[b]
+            lines.append(f"{i}\t'{show_token(b)}'\t= {ranks[a]} '{show_token(a)}' + {ranks[c]} '{show_token(c)}'")
+        else:
+            lines.append(f"{i}\t'{show_token(b)}'")
+    return "\n".join(lines) + "\n"
+
+
+def write_vocab_listing(tok, path) -> None:
+    from .load import write_atomic
+
+    write_atomic(Path(path), vocab_listing(tok).encode("utf-8"))
+
+
+# --------------------------------------------------------------------------------------------------
+# demo
+
+DEMO_SAMPLE = 'def greet(name: str) -> str:\n    """Say hello."""\n    return f"Hello, {name}!"\n'
+
+
+def add_demo_command(subparsers) -> None:
+    p = subparsers.add_parser(
+        "demo",
+        help="train a small tokenizer on Python's own standard library, save it, load it, use it",
+        description="Trains a small BPE tokenizer on the .py files of the running Python's standard library "
+        "(nothing to download), saves it, loads it back, encodes and decodes a sample.",
+    )
+    p.add_argument("--vocab-size", type=int, default=2048, help="default: 2048")
+    p.add_argument("--output", default=None, help="keep the tokenizer file here (default: a temporary folder)")
+    p.set_defaults(func=cmd_demo)
+
+
+def cmd_demo(args) -> int:
+    import sysconfig
+    import tempfile
+
+    from .io import load
+    from .train import train_bpe
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(stdlib.glob("*.py"))
+    if not files:
+        raise ValueError(f"no .py files found in {stdlib} to train the demo on")
+    size = sum(f.stat().st_size for f in files)
+    print(f"training a {args.vocab_size}-token BPE vocabulary (cl100k split pattern) on {len(files)} files "
+          f"of {stdlib} ({size / 1e6:.1f} MB)...")
+    start = time.perf_counter()
+    tok = train_bpe(files, args.vocab_size, special_tokens=["<|endoftext|>"], errors="replace", name="demo")
+    seconds = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(args.output) if args.output else Path(tmp) / "demo.tokenforge"
+        tok.save(path)
+        loaded = load(path)
+        print(f"trained in {seconds:.2f} s; saved to {path} ({path.stat().st_size / 1e3:.0f} kB) and loaded back")
+    ids = loaded.encode(DEMO_SAMPLE)
+    decoded = loaded.decode(ids)
+    pieces = [show_token(loaded.decode_single_token_bytes(i)) for i in ids]
+    print(f"sample ({len(DEMO_SAMPLE.encode())} bytes) -> {len(ids)} tokens: {ids}")
+    print("tokens: " + " | ".join(pieces))
+    print(f"decode(encode(sample)) == sample: {decoded == DEMO_SAMPLE}")
+    longest = max((b for i, b in loaded.vocab.items() if not loaded.is_special_token(i)), key=len)
+    print(f"vocabulary: {loaded.n_vocab} ids ({len(loaded.special_tokens)} special); longest token: '{show_token(longest)}'")
+    return 0 if decoded == DEMO_SAMPLE else 1
+
+
+# --------------------------------------------------------------------------------------------------
+# main
+
+COMMANDS = [add_demo_command, add_train_command]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tokenforge", description="Fast, exact text tokenizers.")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in COMMANDS:
+        add(subparsers)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print(f"tokenforge {args.command}: interrupted (no partial file is left behind)", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, OSError) as e:
+        print(f"tokenforge {args.command}: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

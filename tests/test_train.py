@@ -193,13 +193,14 @@ def big_file(tmp_path_factory, corpus_texts):
     return path
 
 
-def test_file_counts_are_exact_for_any_chunk_size_and_threads(big_file):
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k"])
+def test_file_counts_are_exact_for_any_chunk_size_and_threads(big_file, name):
     text = big_file.read_bytes().decode("utf-8")
-    want = ref_counts(text, patterns.CL100K, [EOT])
+    want = ref_counts(text, patterns.NAMED[name], [EOT])
     from tokenforge.train import _Counting, _Plan, _NoProgress
 
     for chunk_size, threads in [(1 << 24, 1), (1 << 24, 2), (1 << 20, 3), (4096, 2), (777, 1)]:
-        counting = _Counting(_Plan(1000, "cl100k", [EOT], 1, False, "t"), threads)
+        counting = _Counting(_Plan(1000, name, [EOT], 1, False, "t"), threads)
         counting.count_file(big_file, chunk_size, "strict", _NoProgress())
         assert dict(counting.finish().items()) == want, (chunk_size, threads)
 

@@ -1,0 +1,120 @@
+"""The `tokenforge` command line: train (tokenizer file + vocabulary listing), demo, errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import tokenforge
+from tokenforge import cli, reference
+
+EOT = "<|endoftext|>"
+
+
+@pytest.fixture
+def corpus(tmp_path, corpus_texts):
+    path = tmp_path / "corpus.txt"
+    path.write_text(corpus_texts["shakespeare"][:60_000] + EOT + corpus_texts["multilingual"], encoding="utf-8")
+    return path
+
+
+def test_train_writes_tokenizer_and_listing(tmp_path, corpus, capsys):
+    out = tmp_path / "out" / "tok.tokenforge"
+    rc = cli.main(["train", str(corpus), "-o", str(out), "--vocab-size", "400", "--special-token", EOT, "-q"])
+    assert rc == 0
+    tok = tokenforge.load(out)
+    want = tokenforge.train_bpe(corpus, 400, special_tokens=[EOT], verbose=False)
+    assert tok._state()["mergeable_ranks"] == want._state()["mergeable_ranks"]
+    assert tok.special_tokens == {EOT: 399}
+    assert tok.name == "tok"
+    lines = (tmp_path / "out" / "tok.tokenforge.vocab").read_text(encoding="utf-8").splitlines()
+    body = [line for line in lines if not line.startswith("#")]
+    assert len(body) == 400
+    assert body[10] == "10\t'\\n'"
+    assert body[399] == f"399\t'{EOT}'\tspecial"
+    ranks = {b: i for i, b in tok.vocab.items()}
+    merges = reference.recover_merges({b: i for b, i in ranks.items() if i < 399})
+    for k, (a, b) in enumerate(merges):
+        show = cli.show_token
+        assert body[256 + k] == f"{256 + k}\t'{show(a + b)}'\t= {ranks[a]} '{show(a)}' + {ranks[b]} '{show(b)}'"
+    assert capsys.readouterr().err == ""
+
+
+def test_show_token_escapes_control_characters_and_bad_bytes():
+    assert cli.show_token(b" the") == " the"
+    assert cli.show_token(b"a\n\t\r\x00\x1b\\") == "a\\n\\t\\r\\u0000\\u001b\\\\"
+    assert cli.show_token("é\u200b\u2028".encode()) == "é\\u200b\\u2028"
+    assert cli.show_token(b"\xe2\x82") == "\\xe2\\x82"  # half a character
+    assert cli.show_token("😀".encode()) == "😀"
+
+
+def _no_leftovers(folder) -> bool:
+    return not any(name.endswith(".tmp") for name in os.listdir(folder))
+
+
+def test_failed_training_writes_nothing(tmp_path, capsys):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"hello\n" * 100 + b"\xc3\x28 oops")
+    out = tmp_path / "tok.tokenforge"
+    rc = cli.main(["train", str(bad), "-o", str(out), "--vocab-size", "300", "-q"])
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert f"{bad}: invalid UTF-8 at byte offset 600" in err and "Traceback" not in err
+    assert not out.exists() and _no_leftovers(tmp_path)
+    # with --errors replace the same file trains
+    assert cli.main(["train", str(bad), "-o", str(out), "--vocab-size", "300", "-q", "--errors", "replace"]) == 0
+    assert out.exists()
+
+
+def test_interrupted_save_leaves_no_partial_file(tmp_path, corpus, monkeypatch, capsys):
+    out = tmp_path / "tok.tokenforge"
+
+    def interrupt(fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupt)  # the moment between writing and renaming
+    rc = cli.main(["train", str(corpus), "-o", str(out), "--vocab-size", "300", "-q"])
+    assert rc == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert not out.exists() and _no_leftovers(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["train", "missing.txt", "-o", "x.tokenforge", "--vocab-size", "300"], "missing.txt: no such file"),
+        (["train", "{corpus}", "-o", "x.tokenforge", "--vocab-size", "100"], "vocab_size must be at least 256"),
+        (["train", "{corpus}", "-o", "{tmp}", "--vocab-size", "300"], "is a directory"),
+        (["train", "{tmp}", "-o", "x.tokenforge", "--vocab-size", "300"], "is a directory"),
+    ],
+)
+def test_train_errors(tmp_path, corpus, capsys, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    args = [a.format(corpus=corpus, tmp=tmp_path) for a in args]
+    assert cli.main(args + ["-q"]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "x.tokenforge").exists()
+
+
+def test_no_command_prints_help(capsys):
+    assert cli.main([]) == 2
+    assert "train" in capsys.readouterr().err
+
+
+def test_demo_runs_end_to_end(tmp_path):
+    out = tmp_path / "demo.tokenforge"
+    proc = subprocess.run(
+        [sys.executable, "-m", "tokenforge.cli", "demo", "--vocab-size", "600", "--output", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "decode(encode(sample)) == sample: True" in proc.stdout
+    tok = tokenforge.load(out)
+    assert tok.n_vocab == 600
+    assert tok.decode(tok.encode(cli.DEMO_SAMPLE)) == cli.DEMO_SAMPLE

@@ -9,7 +9,9 @@ Encoder::Encoder(std::unique_ptr<BytePairModel> model, PieceScanner scanner, std
     : model_(std::move(model)), scanner_(scanner), specials_(std::move(specials)), matcher_(specials_) {
   uint32_t max_id = 0;
   for (const auto& t : decoder) max_id = std::max(max_id, t.first);
-  std::sort(decoder.begin(), decoder.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Stable, so that of several entries for one id the first given wins (o200k_harmony names
+  // 200018 both <|endofprompt|> and <|reserved_200018|>; tiktoken decodes the first).
+  std::stable_sort(decoder.begin(), decoder.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   size_t size = decoder.empty() ? 0 : size_t(max_id) + 1;
   decode_offset_.assign(size + 1, 0);
   decode_present_.assign(size, 0);

@@ -7,8 +7,9 @@ what comes after. For the three named patterns (GPT-2, cl100k, o200k) two places
 
 - a space between two ASCII letters ("a b"): the letter run ends at the space, and the space starts
   the next piece (" b...") in each pattern;
-- after a newline followed by an ASCII letter ("\\nb"): no branch carries a newline into a letter run
-  (the letter branches' optional prefix excludes CR and LF).
+- after a newline between a non-space and an ASCII letter ("x\\nb"): no branch carries a newline into
+  a letter run (the letter branches' optional prefix excludes CR and LF), and as the newline is not
+  part of a longer whitespace run, the end of text does not change how it is split (`\\s++$`).
 
 A special token containing the separator would make that cut unsafe, so the rule is then not used.
 For custom patterns the same cuts are used; a pattern that can match across them would make the
@@ -20,22 +21,22 @@ from __future__ import annotations
 import re
 
 _SPACE_CUT = re.compile(r"[A-Za-z] [A-Za-z]")
-_NEWLINE_CUT = re.compile(r"\n[A-Za-z]")
+_NEWLINE_CUT = re.compile(r"\S\n[A-Za-z]")
 
 
 def safe_cut(buffer: str, special_tokens) -> int:
     """The largest safe cut position in buffer, or 0 if there is none."""
-    rules = []
+    rules = []  # (regex, where the cut is: offset from the match start)
     if not any(" " in s for s in special_tokens):
-        rules.append(_SPACE_CUT)
+        rules.append((_SPACE_CUT, 1))  # "a| b"
     if not any("\n" in s for s in special_tokens):
-        rules.append(_NEWLINE_CUT)
+        rules.append((_NEWLINE_CUT, 2))  # "x\n|b"
     for window in (4096, len(buffer)):
         start = max(0, len(buffer) - window)
         best = 0
-        for rule in rules:
+        for rule, offset in rules:
             for m in rule.finditer(buffer, start):
-                best = max(best, m.start() + 1)
+                best = max(best, m.start() + offset)
         if best:
             return best
     return 0

@@ -21,6 +21,7 @@ from . import _core, patterns
 from .special import SpecialPolicy, disallowed_error
 
 DEFAULT_THREADS = 8
+STREAM_BUFFER = 1 << 16  # characters buffered by encode_iterable before it looks for a cut
 
 
 class UnknownTokenError(KeyError, ValueError):
@@ -143,8 +144,8 @@ class Tokenizer:
                 raise TypeError(f"special tokens must be non-empty str, got {s!r}")
             if not isinstance(i, int) or not 0 <= i < 2**32 - 1:
                 raise ValueError(f"special token {s!r} has an invalid id {i!r}")
-        if len(set(self._special_tokens.values())) != len(self._special_tokens):
-            raise ValueError("two special tokens have the same id")
+        # Two special tokens may share an id (tiktoken's o200k_harmony does); decoding gives the
+        # first one.
 
     def _merge_rules(self) -> list[tuple[int, int, int]]:
         if self._merges is None:
@@ -248,16 +249,23 @@ class Tokenizer:
         """
         from .streaming import safe_cut
 
-        buffer = ""
+        parts: list[str] = []
+        size, next_check = 0, STREAM_BUFFER
         for chunk in iterable:
             _check_text(chunk)
-            buffer += chunk
-            if len(buffer) < 1 << 16:
+            parts.append(chunk)
+            size += len(chunk)
+            if size < next_check:
                 continue
+            buffer = "".join(parts)
             cut = safe_cut(buffer, self._special_tokens)
             if cut > 0:
                 yield from self.encode(buffer[:cut], allowed_special=allowed_special, disallowed_special=disallowed_special)
                 buffer = buffer[cut:]
+            parts, size = [buffer], len(buffer)
+            # Without a cut, wait for the buffer to double: the search stays linear overall.
+            next_check = size + STREAM_BUFFER if cut > 0 else 2 * size
+        buffer = "".join(parts)
         if buffer:
             yield from self.encode(buffer, allowed_special=allowed_special, disallowed_special=disallowed_special)
 

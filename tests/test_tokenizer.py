@@ -1,0 +1,244 @@
+"""The Tokenizer / Encoding API: special-token policy, batch, streaming, decode, errors, pickling,
+threads, and the two constructors."""
+
+import concurrent.futures
+import io
+import json
+import pickle
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tokenforge
+from tokenforge import Tokenizer, UnknownTokenError
+
+from conftest import MULTILINGUAL
+
+
+@pytest.fixture(scope="module")
+def cl100k():
+    return tokenforge.get_encoding("cl100k_base")
+
+
+@pytest.fixture(scope="module")
+def ref_cl100k(tiktoken_module):
+    return tiktoken_module.get_encoding("cl100k_base")
+
+
+# -- special tokens ---------------------------------------------------------------------------------
+
+SPECIAL_TEXTS = [
+    "hello <|endoftext|> world",
+    "<|endoftext|><|fim_prefix|>x<|fim_suffix|>",
+    "no special here",
+    "<|endoftext",
+    "a<|endofprompt|>b<|endoftext|>",
+]
+POLICIES = [
+    dict(),
+    dict(allowed_special="all"),
+    dict(disallowed_special=()),
+    dict(allowed_special={"<|endoftext|>"}),
+    dict(allowed_special={"<|endoftext|>"}, disallowed_special=()),
+    dict(allowed_special=set(), disallowed_special={"<|fim_prefix|>"}),
+    dict(allowed_special={"<|fim_prefix|>", "<|fim_suffix|>"}, disallowed_special={"<|endoftext|>"}),
+    dict(allowed_special="all", disallowed_special="all"),
+]
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=str)
+@pytest.mark.parametrize("text", SPECIAL_TEXTS)
+def test_special_token_matrix(cl100k, ref_cl100k, policy, text):
+    try:
+        expected = ref_cl100k.encode(text, **policy)
+    except ValueError:
+        with pytest.raises(ValueError, match="disallowed special token"):
+            cl100k.encode(text, **policy)
+        with pytest.raises(ValueError):
+            cl100k.encode_batch([text], **policy)
+        return
+    assert cl100k.encode(text, **policy) == expected
+    assert cl100k.encode_batch([text, text], **policy) == [expected, expected]
+    assert cl100k.encode_to_numpy(text, **policy).tolist() == expected
+
+
+def test_disallowed_message_says_how_to_allow(cl100k):
+    with pytest.raises(ValueError) as e:
+        cl100k.encode("x <|endoftext|>")
+    assert "allowed_special" in str(e.value) and "disallowed_special=()" in str(e.value)
+
+
+def test_overlapping_special_tokens_longest_first():
+    ranks = {bytes([i]): i for i in range(256)}
+    tok = Tokenizer.from_ranks(ranks, pattern="cl100k",
+                               special_tokens={"<|endoftext|>": 300, "<|endoftext|><|endoftext|>": 301, "<|e": 302})
+    assert tok.encode("a<|endoftext|><|endoftext|>b", allowed_special="all") == [97, 301, 98]
+    assert tok.encode("<|endoftext|><|endoftext|><|endoftext|>", allowed_special="all") == [301, 300]
+    assert tok.encode("<|endoftext|>", allowed_special={"<|e"}, disallowed_special=()) == [302] + tok.encode_ordinary("ndoftext|>")
+
+
+# -- batch, numpy, streaming ------------------------------------------------------------------------
+
+def test_batch_equals_one_by_one(cl100k, corpus_texts):
+    docs = [t[i:i + 4000] for t in corpus_texts.values() for i in range(0, min(len(t), 40000), 4000)]
+    expected = [cl100k.encode_ordinary(d) for d in docs]
+    assert cl100k.encode_ordinary_batch(docs) == expected
+    assert cl100k.encode_ordinary_batch(docs, num_threads=1) == expected
+    assert cl100k.encode_batch(docs, num_threads=3, disallowed_special=()) == expected
+    assert cl100k.decode_batch(expected) == docs
+    assert cl100k.decode_bytes_batch(expected) == [d.encode() for d in docs]
+
+
+def test_encode_to_numpy(cl100k):
+    arr = cl100k.encode_to_numpy(MULTILINGUAL)
+    assert arr.dtype == np.uint32 and arr.tolist() == cl100k.encode(MULTILINGUAL)
+
+
+@pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
+def test_encode_iterable_equals_whole(name, corpus_texts):
+    enc = tokenforge.get_encoding(name)
+    text = corpus_texts["shakespeare"][:300_000] + MULTILINGUAL + corpus_texts["stdlib"][:200_000]
+    rng = random.Random(1)
+    chunks, i = [], 0
+    while i < len(text):
+        n = rng.choice([1, 7, 100, 5000, 70000])
+        chunks.append(text[i:i + n])
+        i += n
+    assert list(enc.encode_iterable(iter(chunks))) == enc.encode_ordinary(text)
+    assert list(enc.encode_iterable(io.StringIO(text))) == enc.encode_ordinary(text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(parts=st.lists(st.text(alphabet=st.sampled_from(list("ab AB\n\t's1.<|>é中 ")), max_size=40), max_size=30),
+       name=st.sampled_from(["r50k_base", "cl100k_base", "o200k_base"]))
+def test_encode_iterable_property(parts, name):
+    enc = tokenforge.get_encoding(name)
+    # Repeat to pass the buffering threshold so that cuts actually happen.
+    chunks = parts * (1 + 70000 // max(1, sum(map(len, parts))))
+    assert list(enc.encode_iterable(chunks)) == enc.encode_ordinary("".join(chunks))
+
+
+# -- decoding -----------------------------------------------------------------------------------------
+
+def test_decode_roundtrip_and_errors(cl100k, ref_cl100k):
+    ids = cl100k.encode(MULTILINGUAL)
+    assert cl100k.decode(ids) == MULTILINGUAL
+    assert cl100k.decode_bytes(ids) == MULTILINGUAL.encode()
+    partial = cl100k.encode("😀")[:1]
+    assert cl100k.decode(partial) == ref_cl100k.decode(partial)
+    with pytest.raises(UnicodeDecodeError):
+        cl100k.decode(partial, errors="strict")
+    for bad in ([10**9], [-1], [cl100k.n_vocab + 5], [100261]):  # 100261 is a hole in cl100k
+        with pytest.raises(ValueError, match=str(bad[0])):
+            cl100k.decode([1, 2] + bad)
+    with pytest.raises(TypeError):
+        cl100k.decode(["a"])
+    with pytest.raises(KeyError):
+        cl100k.decode_single_token_bytes(10**9)
+
+
+def test_decode_with_offsets(cl100k, ref_cl100k):
+    for text in [MULTILINGUAL, "我非常渴望与人工智能一起工作", "hello world", "e\u0301😀x"]:
+        ids = cl100k.encode(text)
+        assert cl100k.decode_with_offsets(ids) == ref_cl100k.decode_with_offsets(ids)
+
+
+def test_single_tokens(cl100k, ref_cl100k):
+    for t in ["hello", " world", b"\xff", "<|endoftext|>"]:
+        assert cl100k.encode_single_token(t) == ref_cl100k.encode_single_token(t)
+    with pytest.raises(KeyError):
+        cl100k.encode_single_token("not one token at all")
+    ids = cl100k.encode("hello world")
+    assert cl100k.decode_tokens_bytes(ids) == ref_cl100k.decode_tokens_bytes(ids)
+    assert cl100k.decode_single_token_bytes(ids[0]) == ref_cl100k.decode_single_token_bytes(ids[0])
+
+
+def test_bad_input_types(cl100k):
+    for bad in (b"bytes", None, 3, ["list"]):
+        with pytest.raises(TypeError):
+            cl100k.encode(bad)
+        with pytest.raises(TypeError):
+            cl100k.encode_ordinary(bad)
+    with pytest.raises(TypeError):
+        cl100k.encode_batch("a str, not a list")
+    with pytest.raises(TypeError):
+        cl100k.encode("x", allowed_special="<|endoftext|>")
+    with pytest.raises(ValueError):
+        cl100k.encode_batch(["x"], num_threads=0)
+
+
+def test_empty_and_nul(cl100k, ref_cl100k):
+    for text in ["", "\x00", "a\x00b", "\x00" * 1000]:
+        assert cl100k.encode(text) == ref_cl100k.encode(text)
+
+
+# -- pickling, threads --------------------------------------------------------------------------------
+
+def test_pickle_named_and_custom(cl100k):
+    again = pickle.loads(pickle.dumps(cl100k))
+    assert again is cl100k  # a named encoding pickles by name
+    custom = tokenforge.Encoding("tiny", pat_str="gpt2", mergeable_ranks={bytes([i]): i for i in range(256)} | {b"ab": 256},
+                                 special_tokens={"<|x|>": 257})
+    copy = pickle.loads(pickle.dumps(custom))
+    assert copy is not custom and copy.encode("abab<|x|>", allowed_special="all") == [256, 256, 257]
+
+
+def test_threads_share_one_tokenizer(cl100k, corpus_texts):
+    docs = [corpus_texts["stdlib"][i:i + 20000] for i in range(0, 400000, 20000)]
+    expected = [cl100k.encode_ordinary(d) for d in docs]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(cl100k.encode_ordinary, docs)) == expected
+
+
+# -- constructors ---------------------------------------------------------------------------------------
+
+def test_from_vocab_merges_gpt2_matches_tiktoken(shared_dir, tiktoken_module, corpus_texts):
+    from tokenforge.load import bytes_to_unicode
+
+    decoder = {c: b for b, c in bytes_to_unicode().items()}
+    enc_json = json.loads((shared_dir / "vocab" / "gpt2_vocab.json").read_text())
+    vocab = {i: bytes(decoder[c] for c in tok) for tok, i in enc_json.items() if tok != "<|endoftext|>"}
+    merges = []
+    for line in (shared_dir / "vocab" / "gpt2_merges.txt").read_text().split("\n"):
+        if line and not line.startswith("#version"):  # "# #" is a real merge
+            a, b = line.split()
+            merges.append((bytes(decoder[c] for c in a), bytes(decoder[c] for c in b)))
+    tok = Tokenizer.from_vocab_merges(vocab, merges, special_tokens={"<|endoftext|>": 50256}, pattern="gpt2")
+    ref = tiktoken_module.get_encoding("gpt2")
+    for text in (corpus_texts["shakespeare"][:200_000], corpus_texts["stdlib"][:200_000], MULTILINGUAL):
+        assert tok.encode_ordinary(text) == ref.encode_ordinary(text)
+    assert tok.merges[:5] == merges[:5] and tok.vocab[50256] == b"<|endoftext|>"
+
+
+def test_custom_pattern_uses_regex_fallback(tiktoken_module, corpus_texts):
+    ranks = tokenforge.get_encoding("cl100k_base")._mergeable_ranks
+    pat = r"""\w+|\s+|[^\w\s]+"""
+    ours = tokenforge.Encoding("x", pat_str=pat, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 100257})
+    theirs = tiktoken_module.Encoding("x", pat_str=pat, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 100257})
+    for text in (corpus_texts["taylorswift"], MULTILINGUAL, "a<|endoftext|>b"):
+        assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
+        assert ours.encode_ordinary_batch([text, text]) == theirs.encode_ordinary_batch([text, text])
+
+
+def test_recovered_merges_rebuild_the_encoding(corpus_texts):
+    r50k = tokenforge.get_encoding("r50k_base")
+    merges = r50k.merges
+    assert len(merges) == 50000
+    rebuilt = Tokenizer.from_vocab_merges({i: b for b, i in r50k._mergeable_ranks.items()}, merges, pattern="gpt2")
+    text = corpus_texts["shakespeare"][:100_000]
+    assert rebuilt.encode_ordinary(text) == r50k.encode_ordinary(text)
+
+
+def test_encoding_constructor_validation():
+    ranks = {bytes([i]): i for i in range(256)}
+    with pytest.raises(ValueError):
+        tokenforge.Encoding("x", pat_str="gpt2", mergeable_ranks=ranks, special_tokens={}, explicit_n_vocab=300)
+    enc = tokenforge.Encoding("x", pat_str="gpt2", mergeable_ranks=ranks, special_tokens={"<|e|>": 256}, explicit_n_vocab=257)
+    assert enc.n_vocab == 257
+    with pytest.raises(ValueError, match="byte 7"):
+        Tokenizer.from_ranks({bytes([i]): i for i in range(256) if i != 7}, pattern="gpt2")
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        Tokenizer.from_vocab_merges({i: bytes([i]) for i in range(256)}, [(b"a", b"zz")])

@@ -265,16 +265,16 @@ struct PyPieceCounter {
   PyPieceCounter(int pattern, const std::vector<nb::bytes>& specials)
       : counter(SplitPattern(pattern), specials_of(specials)) {}
 
-  static size_t checked(nb::bytes data, size_t length) {
-    if (length > data.size()) throw nb::value_error("length is larger than the data");
-    return length;
+  static const uint8_t* range_of(nb::bytes data, size_t start, size_t end) {
+    if (start > end || end > data.size()) throw nb::value_error("invalid range");
+    return reinterpret_cast<const uint8_t*>(data.c_str());
   }
 
-  void count_bytes(nb::bytes data, size_t length, size_t threads) {
-    length = checked(data, length);
-    const uint8_t* p = reinterpret_cast<const uint8_t*>(data.c_str());
+  // Counts data[start:end] as one stretch of text.
+  void count_bytes(nb::bytes data, size_t start, size_t end, size_t threads) {
+    const uint8_t* p = range_of(data, start, end);
     nb::gil_scoped_release release;
-    counter.count(p, length, threads);
+    counter.count(p + start, end - start, threads);
   }
 
   void count_texts(nb::list texts, size_t threads) {
@@ -292,11 +292,19 @@ struct PyPieceCounter {
     for (const auto& [b, c] : pieces) counter.add_piece(reinterpret_cast<const uint8_t*>(b.c_str()), b.size(), c);
   }
 
-  size_t last_cut(nb::bytes data, size_t length) const {
-    length = checked(data, length);
-    const uint8_t* p = reinterpret_cast<const uint8_t*>(data.c_str());
+  // The last / first safe cut c with start < c < end, or 0 if there is none.
+  size_t last_cut(nb::bytes data, size_t start, size_t end) const {
+    const uint8_t* p = range_of(data, start, end);
     nb::gil_scoped_release release;
-    return counter.last_cut(p, length);
+    size_t c = counter.last_cut(p + start, end - start);
+    return c ? start + c : 0;
+  }
+
+  size_t first_cut(nb::bytes data, size_t start, size_t end) const {
+    const uint8_t* p = range_of(data, start, end);
+    nb::gil_scoped_release release;
+    size_t c = counter.first_cut(p + start, end - start);
+    return c ? start + c : 0;
   }
 
   size_t size() { return counter.counts().size(); }
@@ -361,10 +369,12 @@ size_t utf8_valid_prefix_py(nb::bytes data, size_t start, size_t length) {
 void register_training(nb::module_& m) {
   nb::class_<PyPieceCounter>(m, "PieceCounter")
       .def(nb::init<int, const std::vector<nb::bytes>&>(), nb::arg("pattern"), nb::arg("specials"))
-      .def("count_bytes", &PyPieceCounter::count_bytes, nb::arg("data"), nb::arg("length"), nb::arg("threads"))
+      .def("count_bytes", &PyPieceCounter::count_bytes, nb::arg("data"), nb::arg("start"), nb::arg("end"),
+           nb::arg("threads"))
       .def("count_texts", &PyPieceCounter::count_texts, nb::arg("texts"), nb::arg("threads"))
       .def("add", &PyPieceCounter::add, nb::arg("pieces"))
-      .def("last_cut", &PyPieceCounter::last_cut, nb::arg("data"), nb::arg("length"))
+      .def("last_cut", &PyPieceCounter::last_cut, nb::arg("data"), nb::arg("start"), nb::arg("end"))
+      .def("first_cut", &PyPieceCounter::first_cut, nb::arg("data"), nb::arg("start"), nb::arg("end"))
       .def("items", &PyPieceCounter::items)
       .def("__len__", &PyPieceCounter::size);
   nb::class_<PyBpeTrainer>(m, "BpeTrainer")

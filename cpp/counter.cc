@@ -154,6 +154,13 @@ size_t PieceCounter::last_cut(const uint8_t* s, size_t n) const {
   return cut;
 }
 
+size_t PieceCounter::first_cut(const uint8_t* s, size_t n) const {
+  size_t c = next_cut(s, n, 2);
+  if (c < n) return c;
+  SpecialMatcher::Match m = matcher_.find_next(s, n, 0, all_);
+  return m.index >= 0 && m.pos + m.len < n ? m.pos + m.len : 0;
+}
+
 void PieceCounter::count_serial(const uint8_t* s, size_t n, PieceCounts& out) const {
   auto stretch = [&](size_t b, size_t e) {
     const uint8_t* t = s + b;

@@ -61,8 +61,10 @@ class PieceCounter {
   // Adds a piece that the caller has split itself (custom patterns, counts given by the user).
   void add_piece(const uint8_t* p, size_t n, uint64_t count) { counts_.add(p, n, count); }
 
-  // The largest c in (0, n) at which text may be cut without changing its pieces, or 0 if none.
+  // The largest / smallest c in (0, n) at which text may be cut without changing its pieces, or 0
+  // if there is none: a safe newline cut (next_cut), else the end of a special token.
   size_t last_cut(const uint8_t* s, size_t n) const;
+  size_t first_cut(const uint8_t* s, size_t n) const;
 
   PieceCounts& counts() { return counts_; }
   bool is_special(const uint8_t* p, size_t n) const;

@@ -84,7 +84,7 @@ def test_native_counts_equal_regex_counts(corpus_texts, name):
     text = (corpus_texts["multilingual"] + EOT + corpus_texts["stdlib"][:200_000] + EOT + corpus_texts["shakespeare"][:200_000])
     counter = _core.PieceCounter(patterns.NATIVE[patterns.NAMED[name]], [EOT.encode()])
     data = text.encode()
-    counter.count_bytes(data, len(data), 1)
+    counter.count_bytes(data, 0, len(data), 1)
     assert dict(counter.items()) == ref_counts(text, patterns.NAMED[name], [EOT])
 
 
@@ -208,7 +208,7 @@ def test_file_counts_are_exact_for_any_chunk_size_and_threads(big_file, name):
 def test_result_independent_of_workers_and_chunk_size(big_file):
     runs = [
         tokenforge.train_bpe(big_file, 3000, special_tokens=[EOT], num_workers=w, chunk_size=c, verbose=False)
-        for w, c in [(1, 1 << 24), (2, 1 << 24), (4, 1 << 16), (2, 5000)]
+        for w, c in [(1, 1 << 24), (2, 1 << 24), (4, 1 << 16), (2, 5000), (1, 31)]
     ]
     first = runs[0]._state()["mergeable_ranks"]
     assert all(r._state()["mergeable_ranks"] == first for r in runs[1:])
@@ -270,7 +270,7 @@ def test_invalid_utf8_names_file_and_offset(tmp_path):
     data = ("hello world\n" * 1000).encode() + b"abc\xff\xfedef\n" + b"Tail\n"
     path = write(tmp_path, "bad.txt", data)
     offset = data.index(b"\xff")
-    for chunk_size in (1 << 20, 100):
+    for chunk_size in (1 << 20, 100, 7, 13, 4096):
         with pytest.raises(ValueError, match=rf"bad\.txt: invalid UTF-8 at byte offset {offset}\b"):
             tokenforge.train_bpe(path, 300, chunk_size=chunk_size, verbose=False)
     # a character cut by the end of the file

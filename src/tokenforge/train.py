@@ -282,43 +282,54 @@ class _Counting:
             self.table: Counter = Counter()
 
     def count_file(self, path, chunk_size: int, errors: str, bar) -> None:
+        """Reads the file chunk_size bytes at a time; counts up to the last safe cut of each chunk and
+        carries the rest over to be counted with the next chunk's text up to its first cut."""
         name = os.fspath(path)
+        carry: list[bytes] = []  # text after the last cut, not counted yet
+        carried = 0
+        offset = 0  # the file offset of the next block
         with open(path, "rb") as f:
-            carry = b""
-            base = 0  # the file offset of carry[0]
             while True:
                 block = f.read(chunk_size)
-                buf = carry + block if carry else block
                 if not block:
-                    end = len(buf)
-                else:
-                    end = self.counter.last_cut(buf, len(buf))
-                    if end == 0:  # no safe cut yet: keep reading (a very long line)
-                        carry = buf
-                        bar.update(len(block))
-                        continue
-                if end:
-                    self._count_chunk(buf, end, base, name, errors)
-                carry = buf[end:]
-                base += end
-                bar.update(len(block))
-                if not block:
+                    if carried:
+                        self._count_range(b"".join(carry), 0, carried, offset - carried, name, errors)
                     return
+                bar.update(len(block))
+                start = 0
+                if carried:
+                    first = self.counter.first_cut(block, 0, len(block))
+                    if first == 0:  # no safe cut yet (a very long line): keep reading
+                        carry.append(block)
+                        carried += len(block)
+                        offset += len(block)
+                        continue
+                    head = b"".join(carry) + block[:first]
+                    self._count_range(head, 0, len(head), offset - carried, name, errors)
+                    carry, carried, start = [], 0, first
+                last = self.counter.last_cut(block, start, len(block))
+                if last:
+                    self._count_range(block, start, last, offset, name, errors)
+                    start = last
+                if start < len(block):
+                    carry, carried = [block[start:]], len(block) - start
+                offset += len(block)
 
-    def _count_chunk(self, buf: bytes, end: int, base: int, name: str, errors: str) -> None:
-        valid = _core.utf8_valid_prefix(buf, 0, end)
+    def _count_range(self, data: bytes, start: int, end: int, base: int, name: str, errors: str) -> None:
+        """Counts data[start:end]; base is the file offset of data[0] (for error messages)."""
+        valid = _core.utf8_valid_prefix(data, start, end)
         if valid < end:
             if errors == "strict":
                 raise ValueError(
                     f"{name}: invalid UTF-8 at byte offset {base + valid} "
-                    f"(bytes {buf[valid:valid + 4]!r}); pass errors='replace' to count bad bytes as U+FFFD"
+                    f"(bytes {data[valid:valid + 4]!r}); pass errors='replace' to count bad bytes as U+FFFD"
                 )
-            buf = buf[:end].decode("utf-8", "replace").encode("utf-8")
-            end = len(buf)
+            data = data[start:end].decode("utf-8", "replace").encode("utf-8")
+            start, end = 0, len(data)
         if self.native:
-            self.counter.count_bytes(buf, end, self.threads)
+            self.counter.count_bytes(data, start, end, self.threads)
         else:
-            self._count_str(buf[:end].decode("utf-8"))
+            self._count_str(data[start:end].decode("utf-8"))
 
     def count_texts(self, texts: Iterable[str], chunk_size: int, bar) -> None:
         batch: list[str] = []

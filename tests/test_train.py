@@ -3,7 +3,9 @@ reference, the documented semantics, determinism across threads and chunk sizes,
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 from collections import Counter
 
 import pytest
@@ -169,13 +171,16 @@ def test_min_frequency_stops_early():
     assert full.n_vocab == 260  # xy(z) merges too, then no pair is left
 
 
-def test_custom_regex_pattern_matches_reference(corpus_texts):
-    text = corpus_texts["shakespeare"][:50_000]
+def test_custom_regex_pattern_matches_reference(corpus_texts, tmp_path):
+    text = corpus_texts["shakespeare"][:50_000] + EOT + corpus_texts["multilingual"]
     pat = r"\w+|\s+|[^\w\s]+"
-    want = reference.train(dict(ref_counts(text, pat)), 100)
-    tok = tokenforge.train_bpe(iter([text]), 356, pattern=pat, verbose=False)
+    want = reference.train(dict(ref_counts(text, pat, [EOT])), 100)
+    tok = tokenforge.train_bpe(iter([text]), 357, pattern=pat, special_tokens=[EOT], verbose=False)
     assert tok.merges == want
     assert tok.pattern == pat
+    path = write(tmp_path, "c.txt", text.encode())
+    from_file = tokenforge.train_bpe(path, 357, pattern=pat, special_tokens=[EOT], chunk_size=999, verbose=False)
+    assert from_file.merges == want
 
 
 # --------------------------------------------------------------------------------------------------
@@ -228,9 +233,22 @@ def test_long_line_without_cuts(tmp_path):
     assert tok.merges == reference.train(dict(ref_counts(text)), 4)
 
 
-def test_progress_bar_only_on_a_terminal(capsys, corpus_texts):
-    tokenforge.train_bpe(iter([corpus_texts["shakespeare"][:20000]]), 300, verbose=True)
+class _FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_only_on_a_terminal(capsys, corpus_texts, monkeypatch, tmp_path):
+    path = write(tmp_path, "c.txt", corpus_texts["shakespeare"][:20000].encode())
+    tokenforge.train_bpe(path, 300, verbose=True)
     assert capsys.readouterr().err == ""  # stderr is captured, not a TTY
+    for verbose in (True, False):
+        term = _FakeTerminal()
+        monkeypatch.setattr(sys, "stderr", term)
+        tokenforge.train_bpe(path, 300, verbose=verbose)
+        monkeypatch.undo()
+        out = term.getvalue()
+        assert (("counting" in out) and ("merging" in out) and ("/44" in out)) == verbose, out
 
 
 # --------------------------------------------------------------------------------------------------

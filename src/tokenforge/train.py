@@ -62,7 +62,9 @@ def train_bpe(
 
     Args:
         source: a path, a list or tuple of paths (each file is read as UTF-8), or any other iterable
-            of str (each item is a separate text: pieces never run from one item into the next).
+            of str (each item is a separate text: pieces never run from one item into the next; so an
+            open text file, which yields lines, is not counted quite like its path, where a blank
+            line after a newline is one piece "\n\n" rather than two).
         vocab_size: the size of the whole vocabulary: 256 byte tokens + merges + special tokens.
         pattern: the split pattern, a name ("gpt2", "cl100k", "o200k") or a regex.
         special_tokens: strings that split the text and never take part in merges; they get the

@@ -386,6 +386,7 @@ void register_training(nb::module_& m) {
       .def_prop_ro("done", [](const PyBpeTrainer& t) { return t.trainer.done(); })
       .def_prop_ro("num_words", [](const PyBpeTrainer& t) { return t.trainer.num_words(); })
       .def_prop_ro("num_pairs", [](const PyBpeTrainer& t) { return t.trainer.num_pairs(); })
+      .def_prop_ro("heap_size", [](const PyBpeTrainer& t) { return t.trainer.heap_size(); })
       .def("merges", &PyBpeTrainer::merges)
       .def("tokens", &PyBpeTrainer::tokens);
   m.def("utf8_valid_prefix", &utf8_valid_prefix_py, nb::arg("data"), nb::arg("start"), nb::arg("length"));

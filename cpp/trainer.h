@@ -50,6 +50,7 @@ class BpeTrainer {
   size_t num_new_tokens() const { return tokens_.size() - 256; }
   size_t num_words() const { return word_count_.size(); }
   size_t num_pairs() const { return pair_left_.size(); }
+  size_t heap_size() const { return heap_.size(); }
 
  private:
   struct Entry {

@@ -333,3 +333,12 @@ def test_wrong_types(tmp_path):
 def test_lone_surrogates_in_texts_are_replaced():
     tok = tokenforge.train_bpe(iter(["a\ud800b " * 10]), 260, verbose=False)
     assert tok.merges == reference.train(dict(ref_counts("a\ufffdb " * 10)), 4)
+
+
+def test_docstring_examples():
+    import doctest
+
+    import tokenforge.train
+
+    result = doctest.testmod(tokenforge.train, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 2 and result.failed == 0

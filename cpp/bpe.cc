@@ -117,46 +117,53 @@ void BytePairModel::merge_short(const uint8_t* p, size_t n, std::vector<uint32_t
   for (size_t i = 0; i < n; ++i) out.push_back(parts[i].id);
 }
 
-// The same merges with a doubly linked list and a min-heap keyed by (rank, position): the leftmost
-// of equal ranks pops first, exactly as the scan above picks it. Stale heap entries (a side already
-// merged away) are recognised by comparing the ids they were made from.
+// The same merges with a doubly linked list and a min-heap of (rank, position) packed into one
+// 64-bit key, so the leftmost of equal ranks pops first, exactly as the scan above picks it. An
+// entry is not updated when its pair changes; when popped it is checked instead: the left part must
+// still exist and its pair with its current right neighbour must have the entry's rank. A changed
+// pair always has another rank (its merge makes a different, longer token), so the check is exact.
 void BytePairModel::merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const {
   struct Node {
     uint32_t id;
-    int64_t prev, next;  // -1 at the ends
-    bool alive;
+    uint32_t prev, next;  // kNone at the ends
   };
-  struct Candidate {
-    uint32_t rank;
-    int64_t left;
-    uint32_t left_id, right_id, merged;
-    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
-  };
+  constexpr uint32_t kNone = ~0u;
   std::vector<Node> nodes(n);
-  for (size_t i = 0; i < n; ++i) nodes[i] = {byte_id_[p[i]], int64_t(i) - 1, i + 1 < n ? int64_t(i + 1) : -1, true};
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap;
-  auto push = [&](int64_t left) {
-    int64_t right = nodes[left].next;
-    if (right < 0) return;
-    if (const PairMap::Merge* m = pairs_.find(nodes[left].id, nodes[right].id))
-      heap.push({m->rank, left, nodes[left].id, nodes[right].id, m->merged});
+  for (size_t i = 0; i < n; ++i)
+    nodes[i] = {byte_id_[p[i]], i == 0 ? kNone : uint32_t(i - 1), i + 1 < n ? uint32_t(i + 1) : kNone};
+  std::vector<uint64_t> heap;
+  heap.reserve(n);
+  auto key = [](uint32_t rank, uint32_t pos) { return (uint64_t(rank) << 32) | pos; };
+  for (size_t i = 0; i + 1 < n; ++i)
+    if (const PairMap::Merge* m = pairs_.find(nodes[i].id, nodes[i + 1].id)) heap.push_back(key(m->rank, uint32_t(i)));
+  auto later = std::greater<uint64_t>();
+  std::make_heap(heap.begin(), heap.end(), later);
+  auto push = [&](uint32_t left) {
+    uint32_t right = nodes[left].next;
+    if (right == kNone) return;
+    if (const PairMap::Merge* m = pairs_.find(nodes[left].id, nodes[right].id)) {
+      heap.push_back(key(m->rank, left));
+      std::push_heap(heap.begin(), heap.end(), later);
+    }
   };
-  for (size_t i = 0; i + 1 < n; ++i) push(int64_t(i));
   while (!heap.empty()) {
-    Candidate c = heap.top();
-    heap.pop();
-    Node& left = nodes[c.left];
-    if (!left.alive || left.id != c.left_id || left.next < 0) continue;
+    std::pop_heap(heap.begin(), heap.end(), later);
+    uint64_t top = heap.back();
+    heap.pop_back();
+    uint32_t rank = uint32_t(top >> 32), pos = uint32_t(top);
+    Node& left = nodes[pos];
+    if (left.id == kNone || left.next == kNone) continue;  // merged away, or now the last part
     Node& right = nodes[left.next];
-    if (right.id != c.right_id) continue;
-    left.id = c.merged;
-    right.alive = false;
+    const PairMap::Merge* m = pairs_.find(left.id, right.id);
+    if (!m || m->rank != rank) continue;  // stale
+    left.id = m->merged;
+    right.id = kNone;
     left.next = right.next;
-    if (right.next >= 0) nodes[right.next].prev = c.left;
-    if (left.prev >= 0) push(left.prev);
-    push(c.left);
+    if (right.next != kNone) nodes[right.next].prev = pos;
+    if (left.prev != kNone) push(left.prev);
+    push(pos);
   }
-  for (int64_t i = 0; i >= 0; i = nodes[i].next) out.push_back(nodes[i].id);
+  for (uint32_t i = 0; i != kNone; i = nodes[i].next) out.push_back(nodes[i].id);
 }
 
 }  // namespace tokenforge

@@ -184,6 +184,33 @@ struct PyEncoder {
     return out;
   }
 
+  // Many texts encoded in parallel into one flat array (the dataset path): text k's ids, then
+  // suffix[k] if it is >= 0. Returns (ids, number of ids per text).
+  nb::tuple encode_ordinary_batch_flat(nb::list texts, const std::vector<int64_t>& suffix, size_t num_threads) const {
+    require_scanner();
+    if (suffix.size() != texts.size()) throw nb::value_error("one suffix per text");
+    std::vector<std::string_view> views;
+    views.reserve(texts.size());
+    for (nb::handle t : texts) views.push_back(utf8_of(t));
+    std::vector<std::vector<uint32_t>> results(views.size());
+    auto* flat = new std::vector<uint32_t>();
+    std::vector<size_t> counts(views.size());
+    {
+      nb::gil_scoped_release release;
+      parallel_for(views.size(), num_threads, [&](size_t i) {
+        enc->encode_ordinary(bytes_of(views[i]), views[i].size(), results[i]);
+        if (suffix[i] >= 0) results[i].push_back(uint32_t(suffix[i]));
+      });
+      size_t total = 0;
+      for (size_t i = 0; i < results.size(); ++i) total += (counts[i] = results[i].size());
+      flat->reserve(total);
+      for (auto& r : results) flat->insert(flat->end(), r.begin(), r.end());
+    }
+    nb::capsule owner(flat, [](void* p) noexcept { delete static_cast<std::vector<uint32_t>*>(p); });
+    size_t shape[1] = {flat->size()};
+    return nb::make_tuple(nb::ndarray<nb::numpy, uint32_t>(flat->data(), 1, shape, owner), counts);
+  }
+
   size_t count(nb::handle text, nb::bytes allowed) const { return encode_vec(text, allowed).size(); }
 
   nb::list encode_pieces(const std::vector<nb::bytes>& pieces) const {
@@ -258,6 +285,8 @@ NB_MODULE(_core, m) {
       .def("encode", &PyEncoder::encode, nb::arg("text"), nb::arg("allowed"))
       .def("encode_to_numpy", &PyEncoder::encode_to_numpy, nb::arg("text"), nb::arg("allowed"))
       .def("encode_batch", &PyEncoder::encode_batch, nb::arg("texts"), nb::arg("allowed"), nb::arg("num_threads"))
+      .def("encode_ordinary_batch_flat", &PyEncoder::encode_ordinary_batch_flat, nb::arg("texts"),
+           nb::arg("suffix"), nb::arg("num_threads"))
       .def("count", &PyEncoder::count, nb::arg("text"), nb::arg("allowed"))
       .def("encode_pieces", &PyEncoder::encode_pieces, nb::arg("pieces"))
       .def("split", &PyEncoder::split, nb::arg("text"))

@@ -45,25 +45,11 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
       return nullptr;
     }
   }
-  if (merges.empty()) {
-    // tiktoken's rule: any split of a token into two tokens is a mergeable pair, ranked by the token.
-    m->pairs_.reserve(total);
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      const uint8_t* p = base + offsets[i];
-      size_t n = tokens[i].second.size();
-      for (size_t k = 1; k < n; ++k) {
-        uint32_t left, right;
-        if (m->by_bytes_.find(p, k, &left) && m->by_bytes_.find(p + k, n - k, &right))
-          m->pairs_.insert(left, right, {tokens[i].first, tokens[i].first});
-      }
-    }
-  } else {
-    m->pairs_.reserve(merges.size());
-    for (size_t r = 0; r < merges.size(); ++r) {
-      const MergeRule& rule = merges[r];
-      // A repeated pair keeps its first (highest-priority) rank, as in Hugging Face tokenizers.
-      m->pairs_.insert(rule.left, rule.right, {uint32_t(r), rule.merged});
-    }
+  m->rank_rule_ = merges.empty();
+  for (size_t r = 0; r < merges.size(); ++r) {
+    const MergeRule& rule = merges[r];
+    // A repeated pair keeps its first (highest-priority) rank, as in Hugging Face tokenizers.
+    m->pairs_.insert(rule.left, rule.right, {uint32_t(r), rule.merged});
   }
   return m;
 }
@@ -91,72 +77,82 @@ void BytePairModel::encode_piece(const uint8_t* p, size_t n, std::vector<uint32_
 // merge it would make with its right neighbour, so a merge only re-looks-up its two new neighbours.
 void BytePairModel::merge_short(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const {
   struct Part {
-    uint32_t id, rank, merged;
+    uint32_t id, start;     // the part is p[start .. next part's start)
+    PairMap::Merge merge;   // with the next part; rank kNoRank if none
   };
-  Part parts[kShortPiece];
-  for (size_t i = 0; i < n; ++i) parts[i] = {byte_id_[p[i]], kNoRank, 0};
+  Part parts[kShortPiece + 1];
+  for (size_t i = 0; i < n; ++i) parts[i] = {byte_id_[p[i]], uint32_t(i), {kNoRank, 0}};
+  parts[n] = {0, uint32_t(n), {kNoRank, 0}};  // sentinel: the end of the piece
   auto update = [&](size_t i) {  // the merge of parts[i] with parts[i + 1]
-    const PairMap::Merge* m = pairs_.find(parts[i].id, parts[i + 1].id);
-    parts[i].rank = m ? m->rank : kNoRank;
-    parts[i].merged = m ? m->merged : 0;
+    if (!find_merge(p, parts[i].start, parts[i + 2].start, parts[i].id, parts[i + 1].id, &parts[i].merge))
+      parts[i].merge.rank = kNoRank;
   };
   for (size_t i = 0; i + 1 < n; ++i) update(i);
-  parts[n - 1].rank = kNoRank;
   while (n > 1) {
     size_t best = 0;
     for (size_t i = 1; i + 1 < n; ++i)
-      if (parts[i].rank < parts[best].rank) best = i;
-    if (parts[best].rank == kNoRank) break;
-    parts[best].id = parts[best].merged;
-    std::copy(parts + best + 2, parts + n, parts + best + 1);
+      if (parts[i].merge.rank < parts[best].merge.rank) best = i;
+    if (parts[best].merge.rank == kNoRank) break;
+    parts[best].id = parts[best].merge.merged;
+    std::copy(parts + best + 2, parts + n + 1, parts + best + 1);
     --n;
     if (best + 1 < n) update(best);
-    else parts[best].rank = kNoRank;
+    else parts[best].merge.rank = kNoRank;
     if (best > 0) update(best - 1);
   }
   for (size_t i = 0; i < n; ++i) out.push_back(parts[i].id);
 }
 
-// The same merges with a doubly linked list and a min-heap keyed by (rank, position): the leftmost
-// of equal ranks pops first, exactly as the scan above picks it. Stale heap entries (a side already
-// merged away) are recognised by comparing the ids they were made from.
+// The same merges with a doubly linked list and a min-heap of (rank, position) packed into one
+// 64-bit key, so the leftmost of equal ranks pops first, exactly as the scan above picks it. An
+// entry is not updated when its pair changes; when popped it is checked instead: the left part must
+// still exist and its pair with its current right neighbour must have the entry's rank. A changed
+// pair always has another rank (its merge makes a different, longer token), so the check is exact.
+// A node's index is the byte where its part starts; the part ends where the next node starts.
 void BytePairModel::merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const {
+  constexpr uint32_t kNone = ~0u;
   struct Node {
     uint32_t id;
-    int64_t prev, next;  // -1 at the ends
-    bool alive;
-  };
-  struct Candidate {
-    uint32_t rank;
-    int64_t left;
-    uint32_t left_id, right_id, merged;
-    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+    uint32_t prev, next;  // kNone at the ends
   };
   std::vector<Node> nodes(n);
-  for (size_t i = 0; i < n; ++i) nodes[i] = {byte_id_[p[i]], int64_t(i) - 1, i + 1 < n ? int64_t(i + 1) : -1, true};
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap;
-  auto push = [&](int64_t left) {
-    int64_t right = nodes[left].next;
-    if (right < 0) return;
-    if (const PairMap::Merge* m = pairs_.find(nodes[left].id, nodes[right].id))
-      heap.push({m->rank, left, nodes[left].id, nodes[right].id, m->merged});
+  for (size_t i = 0; i < n; ++i)
+    nodes[i] = {byte_id_[p[i]], i == 0 ? kNone : uint32_t(i - 1), i + 1 < n ? uint32_t(i + 1) : kNone};
+  auto end_of = [&](uint32_t node) { return nodes[node].next == kNone ? n : size_t(nodes[node].next); };
+  auto merge_of = [&](uint32_t left, PairMap::Merge* m) {
+    uint32_t right = nodes[left].next;
+    return right != kNone && find_merge(p, left, end_of(right), nodes[left].id, nodes[right].id, m);
   };
-  for (size_t i = 0; i + 1 < n; ++i) push(int64_t(i));
+  auto key = [](uint32_t rank, uint32_t pos) { return (uint64_t(rank) << 32) | pos; };
+  std::vector<uint64_t> heap;
+  heap.reserve(n);
+  PairMap::Merge m;
+  for (size_t i = 0; i + 1 < n; ++i)
+    if (merge_of(uint32_t(i), &m)) heap.push_back(key(m.rank, uint32_t(i)));
+  auto later = std::greater<uint64_t>();
+  std::make_heap(heap.begin(), heap.end(), later);
+  auto push = [&](uint32_t left) {
+    if (merge_of(left, &m)) {
+      heap.push_back(key(m.rank, left));
+      std::push_heap(heap.begin(), heap.end(), later);
+    }
+  };
   while (!heap.empty()) {
-    Candidate c = heap.top();
-    heap.pop();
-    Node& left = nodes[c.left];
-    if (!left.alive || left.id != c.left_id || left.next < 0) continue;
+    std::pop_heap(heap.begin(), heap.end(), later);
+    uint64_t top = heap.back();
+    heap.pop_back();
+    uint32_t rank = uint32_t(top >> 32), pos = uint32_t(top);
+    Node& left = nodes[pos];
+    if (left.id == kNone || !merge_of(pos, &m) || m.rank != rank) continue;  // gone or stale
     Node& right = nodes[left.next];
-    if (right.id != c.right_id) continue;
-    left.id = c.merged;
-    right.alive = false;
+    left.id = m.merged;
+    right.id = kNone;
     left.next = right.next;
-    if (right.next >= 0) nodes[right.next].prev = c.left;
-    if (left.prev >= 0) push(left.prev);
-    push(c.left);
+    if (right.next != kNone) nodes[right.next].prev = pos;
+    if (left.prev != kNone) push(left.prev);
+    push(pos);
   }
-  for (int64_t i = 0; i >= 0; i = nodes[i].next) out.push_back(nodes[i].id);
+  for (uint32_t i = 0; i != kNone; i = nodes[i].next) out.push_back(nodes[i].id);
 }
 
 }  // namespace tokenforge

@@ -6,7 +6,8 @@
 //    token's id. A piece that is itself a token is emitted whole without merging.
 //  - kPairs (Hugging Face / merges.txt): only the listed merges apply, ranked by list position;
 //    the whole-piece shortcut is optional (HF's `ignore_merges`).
-// Both become one table, (left id, right id) -> (rank, merged id), built once.
+// tiktoken's rule looks up the concatenated bytes (they are contiguous in the piece), so it needs
+// no pair table; the pair rule uses a table (left id, right id) -> (rank, merged id).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -25,8 +26,8 @@ struct MergeRule {
 
 class BytePairModel {
  public:
-  // tokens: (id, bytes) for every mergeable token. With empty `merges` the merges are derived from
-  // the tokens under the kRanks rule (rank = id); otherwise `merges` lists them in priority order.
+  // tokens: (id, bytes) for every mergeable token. With empty `merges` the kRanks rule applies
+  // (rank = id); otherwise `merges` lists the mergeable pairs in priority order (kPairs).
   // Every single byte must be a token. On bad input returns nullptr and sets *error.
   static std::unique_ptr<BytePairModel> create(const std::vector<std::pair<uint32_t, std::string>>& tokens,
                                                const std::vector<MergeRule>& merges,
@@ -36,9 +37,20 @@ class BytePairModel {
   void encode_piece(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
 
   bool lookup(const uint8_t* p, size_t n, uint32_t* id) const { return by_bytes_.find(p, n, id); }
-  size_t num_merges() const { return pairs_.size(); }
 
  private:
+  // The merge of adjacent parts p[a..b) (id left) and p[b..c) (id right), if any.
+  bool find_merge(const uint8_t* p, size_t a, size_t c, uint32_t left, uint32_t right, PairMap::Merge* m) const {
+    if (rank_rule_) {
+      if (!by_bytes_.find(p + a, c - a, &m->rank)) return false;
+      m->merged = m->rank;
+      return true;
+    }
+    const PairMap::Merge* found = pairs_.find(left, right);
+    if (!found) return false;
+    *m = *found;
+    return true;
+  }
   void merge_short(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   void merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
 
@@ -47,6 +59,7 @@ class BytePairModel {
   PairMap pairs_;
   uint32_t byte_id_[256];
   bool whole_piece_lookup_ = true;
+  bool rank_rule_ = true;
 };
 
 }  // namespace tokenforge

@@ -159,17 +159,25 @@ size_t o200k_branch_b(const uint8_t* s, size_t n, size_t p) {
 // o200k:  A|B|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 // where A and B each start with an optional [^\r\n\p{L}\p{N}] prefix (greedy: tried first).
 size_t scan_o200k(const uint8_t* s, size_t n, size_t i) {
+  constexpr uint8_t kWordish = kUpperish | kLowerish;  // can start U* / U+ / W+
   Char c = decode_char(s, n, i);
   size_t after = i + c.len;
   bool prefix_ok = !(c.cls & (kLetter | kNumber)) && !is_crlf(c.cp);
-  if (prefix_ok && after < n) {
+  // The branches with the prefix need a letter or mark after it; those without need one at i.
+  bool with_prefix = prefix_ok && after < n && (decode_char(s, n, after).cls & kWordish);
+  bool without_prefix = c.cls & kWordish;
+  if (with_prefix) {
     if (size_t e = o200k_branch_a(s, n, after)) return e;
   }
-  if (size_t e = o200k_branch_a(s, n, i)) return e;
-  if (prefix_ok && after < n) {
+  if (without_prefix) {
+    if (size_t e = o200k_branch_a(s, n, i)) return e;
+  }
+  if (with_prefix) {
     if (size_t e = o200k_branch_b(s, n, after)) return e;
   }
-  if (size_t e = o200k_branch_b(s, n, i)) return e;
+  if (without_prefix) {
+    if (size_t e = o200k_branch_b(s, n, i)) return e;
+  }
   if (c.cls & kNumber) return digits_upto(s, n, i, 3);
   size_t j = i;
   if (c.cp == ' ' && after < n && is_other(decode_char(s, n, after).cls)) j = after;

@@ -1,5 +1,8 @@
 #include "unicode.h"
 
+#include <array>
+#include <utility>
+
 #include "unicode_table.h"  // generated at build time
 
 namespace tokenforge {
@@ -10,21 +13,25 @@ uint8_t char_class(uint32_t cp) {
 }
 
 namespace {
-// Classes of the ASCII range, computed once from the full table.
-struct AsciiTable {
-  uint8_t cls[128];
-  AsciiTable() {
-    for (uint32_t c = 0; c < 128; ++c) cls[c] = char_class(c);
-  }
-};
-const AsciiTable kAscii;
+template <size_t... I>
+constexpr std::array<uint8_t, 128> ascii_classes(std::index_sequence<I...>) {
+  return {unicode_data::kStage2[unicode_data::kStage1[0] * 256 + I]...};
+}
+constexpr auto kAsciiArray = ascii_classes(std::make_index_sequence<128>{});
 
 inline bool is_cont(uint8_t b) { return (b & 0xC0) == 0x80; }
 }  // namespace
 
-Char decode_char(const uint8_t* s, size_t n, size_t i) {
+const uint8_t kAsciiClass[128] = {
+#define TF_ROW(k) kAsciiArray[k], kAsciiArray[k + 1], kAsciiArray[k + 2], kAsciiArray[k + 3], \
+    kAsciiArray[k + 4], kAsciiArray[k + 5], kAsciiArray[k + 6], kAsciiArray[k + 7]
+    TF_ROW(0),  TF_ROW(8),  TF_ROW(16), TF_ROW(24), TF_ROW(32), TF_ROW(40),  TF_ROW(48),  TF_ROW(56),
+    TF_ROW(64), TF_ROW(72), TF_ROW(80), TF_ROW(88), TF_ROW(96), TF_ROW(104), TF_ROW(112), TF_ROW(120),
+#undef TF_ROW
+};
+
+Char decode_multibyte(const uint8_t* s, size_t n, size_t i) {
   uint8_t b0 = s[i];
-  if (b0 < 0x80) return {b0, kAscii.cls[b0], 1};
   uint32_t cp;
   uint8_t len;
   if (b0 >= 0xC2 && b0 < 0xE0 && i + 1 < n && is_cont(s[i + 1])) {

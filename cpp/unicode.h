@@ -23,8 +23,18 @@ struct Char {
   uint8_t len;
 };
 
+// Classes of the ASCII range (the hot path), filled from the full table at start-up.
+extern const uint8_t kAsciiClass[128];
+
+// Decodes a multi-byte character (s[i] >= 0x80).
+Char decode_multibyte(const uint8_t* s, size_t n, size_t i);
+
 // Decodes the character at s[i] (i < n). Input from Python is valid UTF-8; anything else decodes
 // byte by byte as U+FFFD so that no input can make a scanner read out of bounds or stall.
-Char decode_char(const uint8_t* s, size_t n, size_t i);
+inline Char decode_char(const uint8_t* s, size_t n, size_t i) {
+  uint8_t b0 = s[i];
+  if (b0 < 0x80) return {b0, kAsciiClass[b0], 1};
+  return decode_multibyte(s, n, i);
+}
 
 }  // namespace tokenforge

@@ -135,3 +135,12 @@ def test_golden_ids(pair, name):
     ref, enc = pair(name)
     for text in ["hello world", "Hello, World!", " leading space", "tokenforge  is   fast\n\n", "1234567"]:
         assert enc.encode(text) == ref.encode(text)
+
+
+@pytest.mark.parametrize("name", FAST)
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200))
+def test_decode_encode_roundtrip(pair, name, text):
+    _, enc = pair(name)
+    assert enc.decode(enc.encode_ordinary(text)) == text
+    assert enc.decode_bytes(enc.encode(text, disallowed_special=())) == text.encode("utf-8")

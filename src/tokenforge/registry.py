@@ -121,3 +121,20 @@ def get_encoding(encoding_name: str):
             enc._registered = True
             _encodings[encoding_name] = enc
     return enc
+
+
+def get_tokenizer(spec):
+    """A tokenizer from a pretrained encoding name or a saved tokenizer file (what the CLI takes)."""
+    import os
+
+    from .tokenizer import Tokenizer
+
+    if isinstance(spec, Tokenizer):
+        return spec
+    if spec in ENCODING_CONSTRUCTORS:
+        return get_encoding(spec)
+    if os.path.exists(spec):
+        from .io import load
+
+        return load(spec)
+    raise ValueError(f"{spec!r} is neither a pretrained encoding ({', '.join(list_encoding_names())}) nor a file")

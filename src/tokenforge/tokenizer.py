@@ -69,13 +69,16 @@ class Tokenizer:
         self._ignore_merges = merges is None if ignore_merges is None else bool(ignore_merges)
         self._validate()
         self._policy = SpecialPolicy(self._special_tokens)
-        self._core = _core.Encoder(
-            [(i, b) for b, i in self._mergeable_ranks.items()],
-            self._merge_rules(),
-            self._ignore_merges,
-            self._native_pattern,
-            [(s.encode("utf-8"), i) for s, i in ((s, self._special_tokens[s]) for s in self._policy.order)],
-        )
+        try:
+            self._core = _core.Encoder(
+                [(i, b) for b, i in self._mergeable_ranks.items()],
+                self._merge_rules(),
+                self._ignore_merges,
+                self._native_pattern,
+                [(s.encode("utf-8"), i) for s, i in ((s, self._special_tokens[s]) for s in self._policy.order)],
+            )
+        except TypeError:
+            raise TypeError("mergeable_ranks must map bytes to int ids in [0, 2**32 - 1)") from None
         self._lock = threading.Lock()
         self._regex_cache = None
 
@@ -130,14 +133,9 @@ class Tokenizer:
         )
 
     def _validate(self) -> None:
-        ids = set()
-        for b, i in self._mergeable_ranks.items():
-            if not isinstance(b, (bytes, bytearray)) or not isinstance(i, int) or isinstance(i, bool):
-                raise TypeError("mergeable_ranks must map bytes to int")
-            if not 0 <= i < 2**32 - 1:
-                raise ValueError(f"token id {i} is out of range")
-            ids.add(i)
-        if len(ids) != len(self._mergeable_ranks):
+        # Types and id ranges of mergeable tokens are checked by the native constructor's
+        # conversion (TypeError / OverflowError, rephrased in __init__); here the rest.
+        if len(set(self._mergeable_ranks.values())) != len(self._mergeable_ranks):
             raise ValueError("two mergeable tokens have the same id")
         for s, i in self._special_tokens.items():
             if not isinstance(s, str) or not s:

@@ -64,14 +64,15 @@ def train_bpe(
         source: a path, a list or tuple of paths (each file is read as UTF-8), or any other iterable
             of str (each item is a separate text: pieces never run from one item into the next; so an
             open text file, which yields lines, is not counted quite like its path, where a blank
-            line after a newline is one piece "\n\n" rather than two).
+            line after a newline is one piece "\\n\\n" rather than two).
         vocab_size: the size of the whole vocabulary: 256 byte tokens + merges + special tokens.
         pattern: the split pattern, a name ("gpt2", "cl100k", "o200k") or a regex.
         special_tokens: strings that split the text and never take part in merges; they get the
             last ids, in the order given.
         min_frequency: merging stops early when the most frequent pair occurs fewer times.
         num_workers: native threads for counting (default: the number of CPUs available).
-        chunk_size: bytes read from a file at a time (memory is about this times two).
+        chunk_size: bytes read from a file at a time (memory holds one chunk, plus the rest of a
+            line that runs past it).
         errors: what to do with bytes that are not UTF-8 in a file: "strict" raises ValueError
             naming the file and byte offset; "replace" counts each bad sequence as U+FFFD.
         verbose: progress bars on stderr (only when stderr is a terminal).
@@ -142,6 +143,8 @@ def train_bpe_from_counts(
             raise ValueError(f"the count of {key!r} is too large")
         if b and b not in special_bytes:
             table[b] += value
+    if any(c >= 1 << 64 for c in table.values()):
+        raise ValueError("a piece's total count does not fit in 64 bits")
     counter = _core.PieceCounter(0, [])
     counter.add([(b, c) for b, c in table.items() if c])
     return plan.train(counter)

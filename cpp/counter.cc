@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "hash_maps.h"
+#include "unicode.h"
 
 namespace tokenforge {
 
@@ -107,8 +108,10 @@ size_t utf8_valid_prefix(const uint8_t* s, size_t n) {
 
 PieceCounter::PieceCounter(SplitPattern pattern, std::vector<SpecialToken> specials)
     : scan_(scanner_for(pattern)), specials_(std::move(specials)), matcher_(specials_), all_(specials_.size(), 1) {
-  for (const auto& t : specials_)
+  for (const auto& t : specials_) {
     if (t.bytes.find('\n') != std::string::npos) newline_cuts_ = false;
+    if (t.bytes.find(' ') != std::string::npos) space_cuts_ = false;
+  }
 }
 
 bool PieceCounter::is_special(const uint8_t* p, size_t n) const {
@@ -119,31 +122,34 @@ bool PieceCounter::is_special(const uint8_t* p, size_t n) const {
 
 namespace {
 inline bool is_ascii_letter(uint8_t b) { return (b | 0x20) >= 'a' && (b | 0x20) <= 'z'; }
-inline bool is_printable_ascii(uint8_t b) { return b >= 0x21 && b <= 0x7E; }
-inline bool cut_at(const uint8_t* s, size_t c) {  // requires 2 <= c < n
-  return s[c - 1] == '\n' && is_ascii_letter(s[c]) && is_printable_ascii(s[c - 2]);
+
+// The class of the character that ends just before e (e > 0); kSpace when it is not a whole valid
+// character (then no cut is made there).
+inline uint8_t class_before(const uint8_t* s, size_t e) {
+  size_t i = e - 1;
+  for (int k = 0; k < 3 && i > 0 && (s[i] & 0xC0) == 0x80; ++k) --i;
+  Char ch = decode_char(s, e, i);
+  return i + ch.len == e && ch.cp != 0xFFFD ? ch.cls : uint8_t(kSpace);
 }
 }  // namespace
 
+bool PieceCounter::cut_at(const uint8_t* s, size_t n, size_t c) const {
+  if (c < 2 || c >= n) return false;
+  if (s[c - 1] == '\n')
+    return newline_cuts_ && !(class_before(s, c - 1) & kSpace) && (decode_char(s, n, c).cls & (kLetter | kNumber));
+  return space_cuts_ && s[c] == ' ' && c + 1 < n && is_ascii_letter(s[c - 1]) && is_ascii_letter(s[c + 1]);
+}
+
 size_t PieceCounter::next_cut(const uint8_t* s, size_t n, size_t from) const {
-  if (!newline_cuts_) return n;
-  size_t i = std::max<size_t>(from, 2) - 1;  // position of the newline
-  while (i + 1 < n) {
-    const void* hit = std::memchr(s + i, '\n', n - 1 - i);
-    if (!hit) return n;
-    i = size_t(static_cast<const uint8_t*>(hit) - s);
-    if (i >= 1 && cut_at(s, i + 1)) return i + 1;
-    ++i;
-  }
+  for (size_t c = std::max<size_t>(from, 2); c < n; ++c)
+    if ((s[c - 1] == '\n' || s[c] == ' ') && cut_at(s, n, c)) return c;
   return n;
 }
 
 size_t PieceCounter::last_cut(const uint8_t* s, size_t n) const {
-  if (newline_cuts_) {
-    for (size_t c = n; c-- > 2;)
-      if (s[c - 1] == '\n' && cut_at(s, c)) return c;
-  }
-  // No newline cut: the end of the last special token (text is split on special tokens first).
+  for (size_t c = n; c-- > 2;)
+    if ((s[c - 1] == '\n' || s[c] == ' ') && cut_at(s, n, c)) return c;
+  // No cut by the rules: the end of the last special token (text is split on special tokens first).
   size_t cut = 0, pos = 0;
   while (true) {
     SpecialMatcher::Match m = matcher_.find_next(s, n, pos, all_);

@@ -62,7 +62,7 @@ class PieceCounter {
   void add_piece(const uint8_t* p, size_t n, uint64_t count) { counts_.add(p, n, count); }
 
   // The largest / smallest c in (0, n) at which text may be cut without changing its pieces, or 0
-  // if there is none: a safe newline cut (next_cut), else the end of a special token.
+  // if there is none: a cut by the rules of cut_at, else the end of a special token.
   size_t last_cut(const uint8_t* s, size_t n) const;
   size_t first_cut(const uint8_t* s, size_t n) const;
 
@@ -70,10 +70,18 @@ class PieceCounter {
   bool is_special(const uint8_t* p, size_t n) const;
 
  private:
-  // The smallest safe cut c >= from, or n. A safe cut is after a newline that follows a printable
-  // ASCII character and precedes an ASCII letter ("x\nA"): in all three named patterns the newline
-  // ends its piece and the letter starts the next, whatever surrounds them. Not used when a special
-  // token contains a newline (a cut could then split one).
+  // Whether c is a safe cut: in GPT-2, cl100k and o200k a piece ends at c and the next starts there,
+  // whatever text comes before or after, and the pieces before c do not depend on what follows it.
+  //  - After a newline that follows a character other than whitespace and precedes a letter or a
+  //    digit (any script): "x\nA", "。\n中", ".\n1". The newline run is that one character, so
+  //    `\s++$`, `\s*[\r\n]` and `\s` all give "\n" (or punctuation + "\n"); no branch takes a newline
+  //    into a letter or digit run; o200k's `[\r\n/]*` stops at a letter or digit.
+  //  - Before a space between two ASCII letters: "a| b": the letter run ends at the space, and every
+  //    pattern starts the next piece with " b...".
+  // The newline rule is off when a special token contains a newline, the space rule when one
+  // contains a space (a cut could then split a special token).
+  bool cut_at(const uint8_t* s, size_t n, size_t c) const;
+  // The smallest safe cut c >= from, or n.
   size_t next_cut(const uint8_t* s, size_t n, size_t from) const;
   void count_serial(const uint8_t* s, size_t n, PieceCounts& out) const;
 
@@ -82,6 +90,7 @@ class PieceCounter {
   SpecialMatcher matcher_;
   std::vector<char> all_;
   bool newline_cuts_ = true;
+  bool space_cuts_ = true;
   PieceCounts counts_;
 };
 

@@ -227,10 +227,40 @@ def test_result_independent_of_workers_and_chunk_size(big_file):
 
 def test_long_line_without_cuts(tmp_path):
     # No safe cut anywhere: the reader keeps growing its buffer, and the counts are still exact.
-    text = "word " * 20000
+    text = "中文。1234 " * 20000
     path = write(tmp_path, "one_line.txt", text.encode())
-    tok = tokenforge.train_bpe(path, 260, chunk_size=1000, verbose=False)
-    assert tok.merges == reference.train(dict(ref_counts(text)), 4)
+    counter = _core.PieceCounter(1, [])
+    assert counter.last_cut(text.encode(), 0, len(text.encode())) == 0
+    tok = tokenforge.train_bpe(path, 262, chunk_size=1000, verbose=False)
+    assert tok.merges == reference.train(dict(ref_counts(text)), 6)
+
+
+@pytest.mark.parametrize(
+    "text, cut",
+    [
+        ("ab\nCd", 3),  # after a newline between a non-space and a letter
+        ("中文。\n中文", len("中文。\n".encode())),  # any script
+        ("x.\n12", 3),  # before a digit
+        ("the cat", 3),  # before a space between ASCII letters
+        ("ab \nCd", 0),  # whitespace before the newline: GPT-2 splits "  \n" differently at the end
+        ("ab\u3000\nCd", 0),
+        ("ab\n\nCd", 0),
+        ("x.\n/a", 0),  # o200k carries "/" after punctuation and newlines
+        ("ab\n Cd", 0),
+        ("a  b", 0),
+        ("1 2", 0),
+    ],
+)
+def test_cut_rules(text, cut):
+    data = text.encode()
+    for pattern in (0, 1, 2):
+        counter = _core.PieceCounter(pattern, [])
+        assert counter.last_cut(data, 0, len(data)) == cut
+        assert counter.first_cut(data, 0, len(data)) == cut
+    # a special token containing the separator turns its rule off; a special token is a cut
+    assert _core.PieceCounter(1, [b"\n"]).last_cut(b"ab\nCd", 0, 5) == 3  # the end of "\n" itself
+    assert _core.PieceCounter(1, [b"<s> </s>"]).last_cut(b"the cat", 0, 7) == 0
+    assert _core.PieceCounter(1, [b"<|eot|>"]).last_cut(b"12<|eot|>34", 0, 11) == 9
 
 
 class _FakeTerminal(io.StringIO):

@@ -54,7 +54,8 @@ static void test_counter_small() {
 // Counting with threads, or in chunks cut at last_cut / first_cut, gives the serial counts.
 static void test_counter_cuts_and_threads() {
   std::mt19937 rng(7);
-  const char* words[] = {"the", " cat", "  ", "\n", "\n\n", "x.", " \n", "Z", "42", "<|eot|>", "\r\n", "é", " 😀", "'s", "\t"};
+  const char* words[] = {"the", " cat", "  ", "\n", "\n\n", "x.", " \n", "Z", "42", "<|eot|>", "\r\n", "é", " 😀",
+                         "'s", "\t", "中文", "。", "Мир", "\u00a0", "\u3000", "/", " a", "b ", "'", "\u0301", "7"};
   for (SplitPattern p : {SplitPattern::kGpt2, SplitPattern::kCl100k, SplitPattern::kO200k}) {
     std::string text;
     while (text.size() < (3u << 20)) text += words[rng() % (sizeof(words) / sizeof(words[0]))];

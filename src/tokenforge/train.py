@@ -9,9 +9,10 @@ Two stages, both native (cpp/counter.h, cpp/trainer.h):
 1. *Counting*: the text is split on the special tokens first, then into pieces by the split
    pattern, and every unique piece is counted (the *pre-token count*, 64-bit counts). Files are read
    in bounded chunks (`chunk_size` bytes) cut only where no piece can straddle the cut (after a
-   special token, or at a newline between a printable ASCII character and an ASCII letter), and each
-   chunk is counted by `num_workers` native threads with the GIL released. Memory grows with the
-   number of unique pieces, not with the size of the corpus.
+   special token; after a newline between a non-space character and a letter or digit; before a
+   space between two ASCII letters: see cpp/counter.h), and each chunk is counted by `num_workers`
+   native threads with the GIL released. Memory grows with the number of unique pieces, not with
+   the size of the corpus.
 2. *Merging*: each step merges the most frequent adjacent pair of tokens, counted over all pieces;
    ties go to the lexicographically greater pair of byte strings, comparing (left, right) (the
    Stanford CS336 convention). Special tokens never take part in merges.

@@ -225,6 +225,19 @@ def test_result_independent_of_workers_and_chunk_size(big_file):
     assert two._state()["mergeable_ranks"] == doubled._state()["mergeable_ranks"]
 
 
+def test_texts_result_independent_of_workers_and_batching(corpus_texts):
+    docs = corpus_texts["stdlib"].split("\n\n")
+    runs = [
+        tokenforge.train_bpe(iter(docs), 1500, num_workers=w, chunk_size=c, verbose=False)._state()["mergeable_ranks"]
+        for w, c in [(1, 1 << 24), (2, 1 << 24), (3, 1000)]
+    ]
+    assert runs[0] == runs[1] == runs[2]
+    counts: Counter = Counter()
+    for d in docs:
+        counts.update(ref_counts(d))
+    assert tokenforge.train_bpe_from_counts(counts, 1500, verbose=False)._state()["mergeable_ranks"] == runs[0]
+
+
 def test_long_line_without_cuts(tmp_path):
     # No safe cut anywhere: the reader keeps growing its buffer, and the counts are still exact.
     text = "中文。1234 " * 20000

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <stdexcept>
 #include <thread>
 
 #include "hash_maps.h"
@@ -13,15 +14,41 @@ namespace tokenforge {
 // ------------------------------------------------------------------------------------------------
 // PieceCounts
 
+// A slot's ref packs the key's arena offset (36 bits), its length (20 bits; kLong: the length is
+// stored as 8 bytes in the arena before the key) and 8 bits of its hash, to skip most comparisons.
+namespace {
+constexpr uint64_t kLong = (1u << 20) - 1;
+inline uint64_t tag_of(uint64_t h) { return h >> 56; }
+}  // namespace
+
+void PieceCounts::key_of(uint64_t ref, const uint8_t** p, size_t* n) const {
+  uint64_t offset = ref >> 28, len = (ref >> 8) & kLong;
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(arena_.data()) + offset;
+  if (len == kLong) {
+    uint64_t long_len;
+    std::memcpy(&long_len, base, 8);
+    *p = base + 8;
+    *n = size_t(long_len);
+  } else {
+    *p = base;
+    *n = size_t(len);
+  }
+}
+
 void PieceCounts::add(const uint8_t* p, size_t n, uint64_t count) {
   if (count == 0) return;
   uint64_t h = hash_bytes(p, n);
   if (!slots_.empty()) {
     size_t mask = slots_.size() - 1;
+    uint64_t tag = tag_of(h);
     for (size_t i = h & mask;; i = (i + 1) & mask) {
       Slot& s = slots_[i];
       if (!s.count) break;
-      if (s.hash == h && s.len == n && std::memcmp(arena_.data() + s.offset, p, n) == 0) {
+      if ((s.ref & 0xFF) != tag) continue;
+      const uint8_t* k;
+      size_t len;
+      key_of(s.ref, &k, &len);
+      if (len == n && std::memcmp(k, p, n) == 0) {
         s.count += count;
         return;
       }
@@ -31,11 +58,19 @@ void PieceCounts::add(const uint8_t* p, size_t n, uint64_t count) {
 }
 
 void PieceCounts::insert_new(uint64_t hash, const uint8_t* p, size_t n, uint64_t count) {
-  if ((size_ + 1) * 2 > slots_.size()) grow();
+  if ((size_ + 1) * 10 > slots_.size() * 7) grow();
   size_t mask = slots_.size() - 1;
   size_t i = hash & mask;
   while (slots_[i].count) i = (i + 1) & mask;
-  slots_[i] = Slot{hash, count, arena_.size(), n};
+  uint64_t offset = arena_.size();
+  if (offset >> 36) throw std::length_error("more than 64 GB of unique pieces");
+  uint64_t len = n;
+  if (n >= kLong) {
+    len = kLong;
+    uint64_t long_len = n;
+    arena_.append(reinterpret_cast<const char*>(&long_len), 8);
+  }
+  slots_[i] = Slot{count, (offset << 28) | (len << 8) | tag_of(hash)};
   arena_.append(reinterpret_cast<const char*>(p), n);
   ++size_;
 }
@@ -47,7 +82,10 @@ void PieceCounts::grow() {
   size_t mask = slots_.size() - 1;
   for (const Slot& s : old) {
     if (!s.count) continue;
-    size_t i = s.hash & mask;
+    const uint8_t* k;
+    size_t len;
+    key_of(s.ref, &k, &len);
+    size_t i = hash_bytes(k, len) & mask;
     while (slots_[i].count) i = (i + 1) & mask;
     slots_[i] = s;
   }

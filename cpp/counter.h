@@ -25,17 +25,22 @@ class PieceCounts {
   // Calls f(bytes, length, count) for every unique piece, in table order.
   template <class F>
   void for_each(F&& f) const {
-    for (const Slot& s : slots_)
-      if (s.count) f(reinterpret_cast<const uint8_t*>(arena_.data()) + s.offset, size_t(s.len), s.count);
+    for (const Slot& s : slots_) {
+      if (!s.count) continue;
+      const uint8_t* p;
+      size_t n;
+      key_of(s.ref, &p, &n);
+      f(p, n, s.count);
+    }
   }
 
  private:
+  // 16 bytes per slot, at most 70% full: about 30 bytes per unique piece plus its bytes.
   struct Slot {
-    uint64_t hash = 0;
     uint64_t count = 0;  // 0: empty slot
-    uint64_t offset = 0;
-    uint64_t len = 0;
+    uint64_t ref = 0;    // arena offset, length and hash tag (see counter.cc)
   };
+  void key_of(uint64_t ref, const uint8_t** p, size_t* n) const;
   void insert_new(uint64_t hash, const uint8_t* p, size_t n, uint64_t count);
   void grow();
 

@@ -238,6 +238,16 @@ def test_texts_result_independent_of_workers_and_batching(corpus_texts):
     assert tokenforge.train_bpe_from_counts(counts, 1500, verbose=False)._state()["mergeable_ranks"] == runs[0]
 
 
+def test_very_long_pieces_are_counted_exactly():
+    # pieces of 2**20 bytes and more are stored differently in the native table
+    long_a, long_b = "a" * (1 << 20), "b" * ((1 << 20) + 5)
+    # with its leading space, " x..." is exactly 2**20 - 1 bytes, " y..." one less
+    text = " ".join([long_a, long_b, long_a, "x" * ((1 << 20) - 2), "y" * ((1 << 20) - 3), "yz"])
+    counter = _core.PieceCounter(1, [])
+    counter.count_texts([text], 1)
+    assert dict(counter.items()) == ref_counts(text)
+
+
 def test_long_line_without_cuts(tmp_path):
     # No safe cut anywhere: the reader keeps growing its buffer, and the counts are still exact.
     text = "中文。1234 " * 20000

@@ -24,7 +24,7 @@ import regex
 
 from .. import patterns
 from ..load import write_atomic
-from ._common import build, check_every_byte, explicit_merges, fail, from_chars, to_chars
+from ._common import CHAR_TO_BYTE, build, check_every_byte, explicit_merges, fail, from_chars, to_chars
 
 FORMAT = "huggingface"
 
@@ -46,6 +46,7 @@ LLAMA3 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?
 _TOTAL = {*patterns.NATIVE, LLAMA3}
 _FROM_HF = {CL100K_HF: patterns.CL100K}
 _TO_HF = {v: k for k, v in _FROM_HF.items()}
+_POSSESSIVE_INTERVAL = regex.compile(r"(?<!\\)\{\d+(?:,\d*)?\}\+")
 
 
 def isolated(pattern: str) -> str:
@@ -108,10 +109,7 @@ def load(path, obj, **overrides):
             continue
         if s in special:
             fail(source, where, f"the added token {s!r} has id {special[s]} in added_tokens, {i} here")
-        b = from_chars(s, source, where)
-        if b in ranks:  # two spellings cannot decode to the same bytes; kept for safety
-            fail(source, where, f"the same bytes as another token")
-        ranks[b] = i
+        ranks[from_chars(s, source, where)] = i
     if len(set(ranks.values())) != len(ranks):
         seen: dict[int, str] = {}
         for s, i in vocab.items():
@@ -119,6 +117,12 @@ def load(path, obj, **overrides):
                 fail(source, f"model.vocab[{s!r}]", f"duplicate id {i} (also {seen[i]!r})")
             seen[i] = s
     check_every_byte(ranks, source, "model.vocab")
+    _check_added_ids(source, obj.get("added_tokens") or [], vocab)
+    if model.get("ignore_merges"):
+        for s in special:
+            if s in vocab and _piece_spelled(s, pattern) is not None:
+                fail(source, f"model.vocab[{s!r}]", f"with ignore_merges, tokenizers turns the piece "
+                     f"{_piece_spelled(s, pattern)!r} into the added token {s!r}; tokenforge makes no special token from text")
     merges = _merges(source, model.get("merges"), ranks)
     kwargs = dict(pattern=pattern, mergeable_ranks=ranks, special_tokens=special, merges=merges,
                   ignore_merges=bool(model.get("ignore_merges", False)), normalizer=normalizer,
@@ -227,7 +231,7 @@ def _split(source, node, where: str) -> str:
         r = regex.escape(pat["String"])
     else:
         fail(source, f"{where}.pattern", f"expected {{'Regex': ...}} or {{'String': ...}}, got {pat!r:.80}")
-    if regex.search(r"\}\+", r):
+    if _POSSESSIVE_INTERVAL.search(r):
         fail(source, f"{where}.pattern", "'{n,m}+' means different things to Oniguruma (HF) and to Python's regex")
     r = _FROM_HF.get(r, r)
     try:
@@ -307,6 +311,31 @@ def _added_tokens(source, tokens, normalizer) -> dict[str, int]:
     return special
 
 
+def _check_added_ids(source, tokens, vocab: dict) -> None:
+    """tokenizers keeps the id of an added token only if the token is in model.vocab; it numbers
+    the others itself, in file order, from len(model.vocab) (or one past the largest so far)."""
+    assigned: list[int] = []
+    for n, t in enumerate(tokens):
+        if t["content"] in vocab:
+            assigned.append(vocab[t["content"]])
+            continue
+        top = max(assigned, default=-1)
+        hf_id = top + 1 if top >= len(vocab) else len(vocab)
+        if t["id"] != hf_id:
+            fail(source, f"added_tokens[{n}].id", f"{t['id']}, but tokenizers numbers {t['content']!r} {hf_id} "
+                                                  "(a token not in model.vocab gets the next free number)")
+        assigned.append(hf_id)
+
+
+def _piece_spelled(s: str, pattern: str) -> str | None:
+    """The text of a piece of `pattern` whose byte-level spelling is s, if there can be one."""
+    try:
+        text = bytes(CHAR_TO_BYTE[c] for c in s).decode("utf-8")
+    except (KeyError, UnicodeDecodeError):
+        return None
+    return text if regex.fullmatch(f"(?:{pattern})", text) else None
+
+
 def _overlap(a: str, b: str) -> bool:
     return a in b or b in a or any(a.endswith(b[:k]) or b.endswith(a[:k]) for k in range(1, min(len(a), len(b))))
 
@@ -321,6 +350,15 @@ def to_json(tok) -> dict:
     ranks = state["mergeable_ranks"]
     merges, ignore_merges = explicit_merges(tok)
     pattern = state["pattern"]
+    vocab = {to_chars(b): i for b, i in ranks.items()}
+    # Special tokens go in model.vocab too: tokenizers keeps an added token's id only if it is there.
+    for s, i in state["special_tokens"].items():
+        if s in vocab:
+            raise ValueError(f"cannot write tokenizer.json: the special token {s!r} is spelled like a byte-level token")
+        if ignore_merges and _piece_spelled(s, pattern) is not None:
+            raise ValueError(f"cannot write tokenizer.json: with ignore_merges, tokenizers would turn the piece "
+                             f"{_piece_spelled(s, pattern)!r} into the special token {s!r}")
+        vocab[s] = i
     if pattern in (patterns.GPT2, patterns.GPT2_ORIGINAL):
         pre = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
     else:
@@ -354,7 +392,7 @@ def to_json(tok) -> dict:
             "fuse_unk": False,
             "byte_fallback": False,
             "ignore_merges": ignore_merges,
-            "vocab": {to_chars(b): i for b, i in sorted(ranks.items(), key=lambda kv: kv[1])},
+            "vocab": dict(sorted(vocab.items(), key=lambda kv: kv[1])),
             # "left right" strings (every tokenizers version reads them; byte characters hold no space)
             "merges": [f"{to_chars(a)} {to_chars(b)}" for a, b in merges],
         },
@@ -363,7 +401,7 @@ def to_json(tok) -> dict:
 
 def _to_hf(pattern: str) -> str:
     pattern = _TO_HF.get(pattern, pattern)
-    if regex.search(r"\}\+", pattern):
+    if _POSSESSIVE_INTERVAL.search(pattern):
         raise ValueError(f"the split pattern {pattern!r} uses '{{n,m}}+', which Oniguruma (HF) reads differently "
                          "from Python's regex; write it with an atomic group (?>...) instead")
     return pattern

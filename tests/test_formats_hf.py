@@ -60,6 +60,16 @@ def gpt2_json(shared_dir):
     return obj
 
 
+@pytest.fixture(scope="module")
+def small_json(gpt2_json):
+    """GPT-2 cut to its bytes and first 300 merges, <|endoftext|> an added token outside the vocab."""
+    obj = copy.deepcopy(gpt2_json)
+    obj["model"]["vocab"] = {s: i for s, i in obj["model"]["vocab"].items() if i < 556}
+    obj["model"]["merges"] = obj["model"]["merges"][:300]
+    obj["added_tokens"][0].update(id=556, normalized=False)
+    return obj
+
+
 def train_llama_style(text, *, normalizer=True, pattern=LLAMA3, vocab_size=2500, behavior="isolated"):
     t = hf.Tokenizer(models.BPE(ignore_merges=True))
     if normalizer:
@@ -245,8 +255,8 @@ UNSUPPORTED = [
 
 
 @pytest.mark.parametrize("change,where,words", UNSUPPORTED, ids=[u[1] + ":" + u[2][:20] for u in UNSUPPORTED])
-def test_unsupported_component_names_its_path(tmp_path, gpt2_json, change, where, words):
-    obj = copy.deepcopy(gpt2_json)
+def test_unsupported_component_names_its_path(tmp_path, small_json, change, where, words):
+    obj = copy.deepcopy(small_json)
     _set(obj, *change)
     path = write(tmp_path, obj)
     with pytest.raises(ValueError) as e:
@@ -255,9 +265,10 @@ def test_unsupported_component_names_its_path(tmp_path, gpt2_json, change, where
     assert words in str(e.value)
 
 
-def test_normalized_added_token_with_normalizer(tmp_path, gpt2_json):
-    obj = copy.deepcopy(gpt2_json)
+def test_normalized_added_token_with_normalizer(tmp_path, small_json):
+    obj = copy.deepcopy(small_json)
     obj["normalizer"] = {"type": "NFKC"}
+    obj["added_tokens"][0]["normalized"] = True
     with pytest.raises(ValueError, match=r"added_tokens\[0\]\.normalized: true with a normalizer"):
         tokenforge.load(write(tmp_path, obj))
     obj["added_tokens"][0]["normalized"] = False
@@ -267,16 +278,37 @@ def test_normalized_added_token_with_normalizer(tmp_path, gpt2_json):
 @pytest.mark.parametrize("forms,result", [
     (["NFC"], "NFC"), (["NFD", "NFKC"], "NFKC"), (["NFKC", "NFD"], "NFKD"), (["NFC", "NFD"], "NFD"), ([], None),
 ])
-def test_normalizer_sequence(tmp_path, gpt2_json, corpus_texts, forms, result):
-    obj = copy.deepcopy(gpt2_json)
+def test_normalizer_sequence(tmp_path, small_json, corpus_texts, forms, result):
+    obj = copy.deepcopy(small_json)
     obj["normalizer"] = {"type": "Sequence", "normalizers": [{"type": f} for f in forms]}
-    obj["added_tokens"][0]["normalized"] = False
     path = write(tmp_path, obj)
     tok = tokenforge.load(path)
     assert tok.normalizer == result
     assert_same_ids(tok, hf.Tokenizer.from_file(str(path)), [corpus_texts["multilingual"]] + EDGE)
 
 
-def test_ignore_is_checked(tmp_path, gpt2_json):
+def test_ignore_is_checked(tmp_path, small_json):
     with pytest.raises(ValueError, match="ignore= may name"):
-        tokenforge.load(write(tmp_path, gpt2_json), ignore={"model"})
+        tokenforge.load(write(tmp_path, small_json), ignore={"model"})
+
+
+def test_added_token_numbering(tmp_path, small_json):
+    # tokenizers ignores the id of an added token that is not in model.vocab and numbers it itself
+    obj = copy.deepcopy(small_json)
+    obj["added_tokens"][0]["id"] = 600
+    assert hf.Tokenizer.from_str(json.dumps(obj)).token_to_id("<|endoftext|>") == 556
+    with pytest.raises(ValueError, match=r"added_tokens\[0\]\.id: 600, but tokenizers numbers '<\|endoftext\|>' 556"):
+        tokenforge.load(write(tmp_path, obj))
+
+
+def test_special_token_reachable_by_ignore_merges(tmp_path, small_json):
+    # with ignore_merges, tokenizers looks a whole piece up in model.vocab, added tokens included
+    obj = copy.deepcopy(small_json)
+    obj["model"]["ignore_merges"] = True
+    obj["model"]["vocab"]["hello"] = 556
+    obj["added_tokens"][0]["content"] = "hello"
+    obj["normalizer"] = {"type": "NFKC"}
+    ref = hf.Tokenizer.from_str(json.dumps(obj))
+    assert ref.encode("ｈｅｌｌｏ").ids == [556]  # made from text, not from the added token's text
+    with pytest.raises(ValueError, match=r"model\.vocab\['hello'\]: with ignore_merges, tokenizers turns the piece 'hello'"):
+        tokenforge.load(write(tmp_path, obj))

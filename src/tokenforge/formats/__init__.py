@@ -40,7 +40,7 @@ def detect(path, data: bytes) -> str:
     head = data.lstrip()
     if not head:
         fail(path, None, "the file is empty")
-    if head.startswith(b"{"):
+    if head.startswith((b"{", b"[")):
         obj = parse_json(data, path)
         return _detect_json(path, obj)
     first = head.split(b"\n", 1)[0].rstrip(b"\r")

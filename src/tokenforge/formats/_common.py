@@ -70,11 +70,7 @@ def build(source, kwargs: dict, overrides: dict):
     kwargs = {**kwargs, **overrides}
     try:
         return Tokenizer(**kwargs)
-    except TypeError as e:
-        if "unexpected keyword" in str(e):
-            raise TypeError(f"{source}: {e}") from None
-        fail(source, None, str(e))
-    except ValueError as e:
+    except (TypeError, ValueError) as e:  # as tokenforge.io does for its own files
         fail(source, None, str(e))
 
 

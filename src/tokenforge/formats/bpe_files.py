@@ -7,7 +7,8 @@ byte-to-character alphabet (b" the" is "Ġthe"). A vocabulary entry that is neit
 result of a merge can never come out of BPE: it is a special token (GPT-2's `<|endoftext|>`).
 
 Addressing the pair (one path names both files):
-- `tok.save("dir/", format="gpt2")` writes dir/encoder.json and dir/vocab.bpe;
+- `tok.save("dir", format="gpt2")` (a directory, or a path without a suffix) writes dir/encoder.json
+  and dir/vocab.bpe;
   `format="vocab_merges"` writes dir/vocab.json and dir/merges.txt;
 - `tok.save("x/gpt2-vocab.json", format=...)` writes it and its companion, named by replacing the
   ending: `encoder.json` <-> `vocab.bpe`, `vocab.json` <-> `merges.txt` (HF's `{prefix}-vocab.json`
@@ -163,11 +164,11 @@ def _numbered(items, merges_data: bytes):
 def paths(path, format: str) -> tuple[Path, Path]:
     """(vocabulary file, merges file) that save(path, format=...) writes."""
     p = Path(path)
-    if p.is_dir() or str(path).endswith(("/", "\\")):
+    if p.is_dir() or str(path).endswith(("/", "\\")) or not p.suffix:
         return tuple(p / n for n in FORMATS[format])
     other = companion(p)
-    if other is None or not p.name.endswith((".json")):
-        raise ValueError(f"{path}: name the vocabulary file '...{FORMATS[format][0]}' or '...vocab.json' "
+    if other is None or not p.name.endswith(".json"):
+        raise ValueError(f"{path}: name the vocabulary file '...encoder.json' or '...vocab.json' "
                          "(its merges file is named after it), or give a directory")
     return p, other
 

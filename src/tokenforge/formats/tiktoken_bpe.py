@@ -42,13 +42,13 @@ def parse(data: bytes, source) -> dict[bytes, int]:
             continue
         parts = line.split()
         if len(parts) != 2:
-            fail(source, f"line {lineno}", f"expected 'base64-token rank', got {line[:80]!r}")
+            fail(source, f"line {lineno}", f"expected 'base64-token rank', got {line[:80].decode('utf-8', 'replace')!r}")
         try:
             b = base64.b64decode(parts[0], validate=True)
         except ValueError:
-            fail(source, f"line {lineno}", f"{parts[0][:80]!r} is not valid base64")
+            fail(source, f"line {lineno}", f"{parts[0][:80].decode('ascii', 'replace')!r} is not valid base64")
         if not parts[1].isdigit():
-            fail(source, f"line {lineno}", f"the rank {parts[1][:20]!r} is not a non-negative integer")
+            fail(source, f"line {lineno}", f"the rank {parts[1][:20].decode('ascii', 'replace')!r} is not a non-negative integer")
         rank = int(parts[1])
         if not b:
             fail(source, f"line {lineno}", "empty token")

@@ -193,6 +193,21 @@ def test_export_roundtrip_of_import(tmp_path, llama_style, corpus_texts):
     assert back._state() == {**tok._state(), "name": back.name}
 
 
+def test_export_refuses_what_oniguruma_reads_differently(tmp_path):
+    # tokenizers' Oniguruma reads "$" as the end of any line, Python's regex as the end of the text
+    import regex
+
+    split = pre_tokenizers.Split(Regex("a$"), behavior="isolated")
+    assert [p for p, _ in split.pre_tokenize_str("a\nb")] == ["a", "\nb"]
+    assert regex.search("a$", "a\nb") is None
+    gpt2 = tokenforge.get_encoding("gpt2")
+    for pattern in [r"\p{L}+$|\s|.", r"^\s+|\S+|\s", r"\p{N}{1,3}+|\D+"]:
+        tok = tokenforge.Tokenizer(pattern=pattern, mergeable_ranks=gpt2._mergeable_ranks)
+        with pytest.raises(ValueError, match="cannot write the split pattern .* for tokenizers"):
+            tok.save(tmp_path / "tokenizer.json", format="huggingface")
+    assert not (tmp_path / "tokenizer.json").exists()
+
+
 def test_transformers_fast_tokenizer(tmp_path, corpus_texts):
     transformers = pytest.importorskip("transformers")
     enc = tokenforge.get_encoding("cl100k_base")
@@ -240,7 +255,11 @@ UNSUPPORTED = [
     ((["pre_tokenizer"], {"type": "Sequence", "pretokenizers": [
         {"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}+"}, "behavior": "Isolated", "invert": False},
         {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}),
-     "pre_tokenizer.pretokenizers[0].pattern", "means different things"),
+     "pre_tokenizer.pretokenizers[0].pattern", "is possessive to Python's regex but a repetition to Oniguruma"),
+    ((["pre_tokenizer"], {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "[^\\s]+|\\s+$|\\s"}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}),
+     "pre_tokenizer.pretokenizers[0].pattern", "'$' anchors at every line to Oniguruma"),
     ((["decoder"], {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}),
      "decoder", "'Metaspace' is not supported"),
     ((["decoder"], None), "decoder", "ignore={'decoder'}"),

@@ -46,7 +46,33 @@ LLAMA3 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?
 _TOTAL = {*patterns.NATIVE, LLAMA3}
 _FROM_HF = {CL100K_HF: patterns.CL100K}
 _TO_HF = {v: k for k, v in _FROM_HF.items()}
+_KNOWN_IN_BOTH = {patterns.GPT2_ORIGINAL, patterns.O200K, CL100K_HF, LLAMA3}
 _POSSESSIVE_INTERVAL = regex.compile(r"(?<!\\)\{\d+(?:,\d*)?\}\+")
+
+
+def _dialect_problem(r: str) -> str | None:
+    """A construct that Oniguruma (tokenizers) and Python's `regex` (tokenforge) read differently.
+
+    The named patterns are tested identical in both; in others, the syntax both share is taken to
+    mean the same, except for these two differences, which are refused."""
+    if r in _KNOWN_IN_BOTH:
+        return None
+    if _POSSESSIVE_INTERVAL.search(r):
+        return "'{n,m}+' is possessive to Python's regex but a repetition to Oniguruma; use an atomic group (?>...)"
+    in_class = escaped = False
+    for i, c in enumerate(r):
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif in_class:
+            in_class = c != "]" or r[i - 1] == "[" or r[i - 2 : i] == "[^"
+        elif c == "[":
+            in_class = True
+        elif c == "^" or (c == "$" and not r[:i].endswith(r"\s++")):
+            return (f"{c!r} anchors at every line to Oniguruma but at the ends of the text to Python's regex "
+                    "(use \\A or \\z)")
+    return None
 
 
 def isolated(pattern: str) -> str:
@@ -126,7 +152,7 @@ def load(path, obj, **overrides):
     merges = _merges(source, model.get("merges"), ranks)
     kwargs = dict(pattern=pattern, mergeable_ranks=ranks, special_tokens=special, merges=merges,
                   ignore_merges=bool(model.get("ignore_merges", False)), normalizer=normalizer,
-                  name=path.stem if hasattr(path, "stem") else "tokenizer")
+                  name=(path.parent.name if path.stem == "tokenizer" else path.stem) or "tokenizer")
     return build(source, kwargs, overrides)
 
 
@@ -231,8 +257,9 @@ def _split(source, node, where: str) -> str:
         r = regex.escape(pat["String"])
     else:
         fail(source, f"{where}.pattern", f"expected {{'Regex': ...}} or {{'String': ...}}, got {pat!r:.80}")
-    if _POSSESSIVE_INTERVAL.search(r):
-        fail(source, f"{where}.pattern", "'{n,m}+' means different things to Oniguruma (HF) and to Python's regex")
+    problem = _dialect_problem(r)
+    if problem:
+        fail(source, f"{where}.pattern", problem)
     r = _FROM_HF.get(r, r)
     try:
         regex.compile(r)
@@ -401,9 +428,9 @@ def to_json(tok) -> dict:
 
 def _to_hf(pattern: str) -> str:
     pattern = _TO_HF.get(pattern, pattern)
-    if _POSSESSIVE_INTERVAL.search(pattern):
-        raise ValueError(f"the split pattern {pattern!r} uses '{{n,m}}+', which Oniguruma (HF) reads differently "
-                         "from Python's regex; write it with an atomic group (?>...) instead")
+    problem = _dialect_problem(pattern)
+    if problem:
+        raise ValueError(f"cannot write the split pattern {pattern!r} for tokenizers: {problem}")
     return pattern
 
 

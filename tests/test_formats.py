@@ -5,6 +5,7 @@ on real text; a table of broken files; atomic saves; formats.convert."""
 import base64
 import json
 import os
+import pickle
 import unicodedata
 
 import pytest
@@ -381,6 +382,10 @@ def test_normalizer_stage(tmp_path, gpt2, corpus_texts):
     # special tokens are found before normalizing: a combining mark after one does not eat its ">"
     assert tok.encode("<|endoftext|>\u0338", allowed_special="all")[0] == 50256
     assert tok.encode_ordinary("<|endoftext|>\u0338") == gpt2.encode_ordinary("<|endoftext|\u226f")
+    assert tok.encode("a\ud800b ﬁ") == gpt2.encode("a\ufffdb fi")  # lone surrogates as elsewhere
+    chunks = [text[i:i + 100] for i in range(0, len(text), 100)]
+    assert list(tok.encode_iterable(chunks * 40)) == tok.encode(text * 40)
+    assert pickle.loads(pickle.dumps(tok)).encode(text) == tok.encode(text)
     with pytest.raises(ValueError, match="normalizer must be None or one of"):
         tokenforge.Tokenizer(pattern="gpt2", mergeable_ranks=gpt2._mergeable_ranks, normalizer="lowercase")
     tok.save(tmp_path / "n.json")

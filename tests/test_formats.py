@@ -381,6 +381,7 @@ def test_normalizer_stage(tmp_path, gpt2, corpus_texts):
     assert tok.encode_to_numpy(text).tolist() == tok.encode(text)
     # special tokens are found before normalizing: a combining mark after one does not eat its ">"
     assert tok.encode("<|endoftext|>\u0338", allowed_special="all")[0] == 50256
+    assert tok.encode_batch(["<|endoftext|>\u0338"], allowed_special="all")[0][0] == 50256
     assert tok.encode_ordinary("<|endoftext|>\u0338") == gpt2.encode_ordinary("<|endoftext|\u226f")
     assert tok.encode("a\ud800b ﬁ") == gpt2.encode("a\ufffdb fi")  # lone surrogates as elsewhere
     chunks = [text[i:i + 100] for i in range(0, len(text), 100)]

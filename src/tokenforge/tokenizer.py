@@ -1,8 +1,9 @@
 """Tokenizer: byte-level BPE behind the tiktoken API (encode / decode / batch / streaming).
 
 A Tokenizer is an optional Unicode normalization form, a split pattern, a vocabulary of mergeable
-tokens (bytes -> id), optional explicit merges, and special tokens. The heavy work runs in the native core (`tokenforge._core`), which gets
-everything once at construction and then only text in, ids out, with the GIL released.
+tokens (bytes -> id), optional explicit merges, and special tokens. The heavy work runs in the
+native core (`tokenforge._core`), which gets everything once at construction and then only text
+in, ids out, with the GIL released.
 
 Two merge rules (see cpp/bpe.h): without explicit merges the ids are tiktoken ranks and any two
 adjacent parts whose concatenation is a token may merge; with explicit merges (Hugging Face,
@@ -321,7 +322,9 @@ class Tokenizer:
         if not isinstance(num_threads, int) or num_threads < 1:
             raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
         if self._normalizer is not None:
-            return [self._encode(t, allowed) for t in texts]
+            if any(allowed):
+                return [self._encode_normalized(t, allowed) for t in texts]
+            texts = [unicodedata.normalize(self._normalizer, t) for t in texts]
         if self._native_pattern < 0:
             return [self._encode_with_regex(t, allowed) for t in texts]
         try:

@@ -35,25 +35,25 @@ ALIASES = {"hf": "huggingface", "tokenizer.json": "huggingface", "vocab": "listi
 FORMATS = ("tokenforge", *SAVERS)
 
 
-def detect(path, data: bytes) -> str:
-    """The name of the format of a file's content (ValueError if none fits)."""
+def detect(path, data: bytes) -> tuple[str, object]:
+    """(the kind of file, its parsed JSON or None), by content; ValueError if no format fits."""
     head = data.lstrip()
     if not head:
         fail(path, None, "the file is empty")
     if head.startswith((b"{", b"[")):
         obj = parse_json(data, path)
-        return _detect_json(path, obj)
+        return _detect_json(path, obj), obj
     first = head.split(b"\n", 1)[0].rstrip(b"\r")
     if first.startswith(listing.HEADER.encode()):
-        return "listing"
+        return "listing", None
     if tiktoken_bpe.looks_like(first):
-        return "tiktoken"
+        return "tiktoken", None
     try:
         first_text = first.decode("utf-8")
     except UnicodeDecodeError:
         fail(path, None, "not a tokenizer file: not JSON, and not UTF-8 text")
     if bpe_files.looks_like_merges(first_text):
-        return "merges"
+        return "merges", None
     fail(path, "line 1", f"not a tokenizer file in any known format ({', '.join(FORMATS[:-1])}); it starts with {first_text[:60]!r}")
 
 
@@ -73,13 +73,13 @@ def _detect_json(path, obj) -> str:
 def load_foreign(path, data: bytes, **overrides):
     """Loads a file that is not tokenforge's own (called by tokenforge.load)."""
     path = Path(path)
-    kind = detect(path, data)
+    kind, obj = detect(path, data)
     if kind == "huggingface":
-        return huggingface.load(path, parse_json(data, path), **overrides)
+        return huggingface.load(path, obj, **overrides)
     if kind == "tiktoken":
         return tiktoken_bpe.load(path, data, **overrides)
     if kind == "vocab":
-        return bpe_files.load_from_vocab(path, parse_json(data, path), **overrides)
+        return bpe_files.load_from_vocab(path, obj, **overrides)
     if kind == "merges":
         return bpe_files.load_from_merges(path, data, **overrides)
     fail(path, None, "a .vocab listing is for people and cannot be loaded; load the file it was made from")

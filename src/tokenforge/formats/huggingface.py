@@ -125,6 +125,7 @@ def load(path, obj, **overrides):
         fail(source, "model.vocab", "missing or not an object")
     special_ids = {i: s for s, i in special.items()}
     ranks: dict[bytes, int] = {}
+    token_bytes: dict[str, bytes] = {}
     for s, i in vocab.items():
         where = f"model.vocab[{s!r}]"
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
@@ -135,7 +136,8 @@ def load(path, obj, **overrides):
             continue
         if s in special:
             fail(source, where, f"the added token {s!r} has id {special[s]} in added_tokens, {i} here")
-        ranks[from_chars(s, source, where)] = i
+        b = token_bytes[s] = from_chars(s, source, where)
+        ranks[b] = i
     if len(set(ranks.values())) != len(ranks):
         seen: dict[int, str] = {}
         for s, i in vocab.items():
@@ -149,7 +151,7 @@ def load(path, obj, **overrides):
             if s in vocab and _piece_spelled(s, pattern) is not None:
                 fail(source, f"model.vocab[{s!r}]", f"with ignore_merges, tokenizers turns the piece "
                      f"{_piece_spelled(s, pattern)!r} into the added token {s!r}; tokenforge makes no special token from text")
-    merges = _merges(source, model.get("merges"), ranks)
+    merges = _merges(source, model.get("merges"), token_bytes)
     kwargs = dict(pattern=pattern, mergeable_ranks=ranks, special_tokens=special, merges=merges,
                   ignore_merges=bool(model.get("ignore_merges", False)), normalizer=normalizer,
                   name=(path.parent.name if path.stem == "tokenizer" else path.stem) or "tokenizer")
@@ -174,13 +176,12 @@ def _check_model(source, model: dict) -> None:
     # unk_token and fuse_unk are never used: every byte has a token (checked after reading the vocab).
 
 
-def _merges(source, merges, ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
+def _merges(source, merges, token_bytes: dict[str, bytes]) -> list[tuple[bytes, bytes]]:
+    """The merges as byte pairs; token_bytes maps each vocabulary spelling to its bytes."""
     if not isinstance(merges, list):
         fail(source, "model.merges", "missing or not a list")
     out = []
-    seen = set()
     for n, m in enumerate(merges):
-        where = f"model.merges[{n}]"
         if isinstance(m, str):
             parts = m.split(" ")
         elif isinstance(m, list) and all(isinstance(x, str) for x in m):
@@ -188,15 +189,18 @@ def _merges(source, merges, ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]
         else:
             parts = None
         if parts is None or len(parts) != 2 or not all(parts):
-            fail(source, where, f"expected 'left right' or [left, right], got {m!r:.80}")
-        a, b = (from_chars(p, source, where) for p in parts)
+            fail(source, f"model.merges[{n}]", f"expected 'left right' or [left, right], got {m!r:.80}")
+        a, b = parts
         for part in (a, b, a + b):
-            if part not in ranks:
-                fail(source, where, f"{to_chars(part)!r} is not in model.vocab")
-        if (a, b) in seen:
-            fail(source, where, f"the merge {parts[0]!r} + {parts[1]!r} appears twice")
-        seen.add((a, b))
-        out.append((a, b))
+            if part not in token_bytes:
+                fail(source, f"model.merges[{n}]", f"{part!r} is not in model.vocab")
+        out.append((token_bytes[a], token_bytes[b]))
+    if len(set(out)) != len(out):
+        seen = set()
+        for n, pair in enumerate(out):
+            if pair in seen:
+                fail(source, f"model.merges[{n}]", f"the merge {to_chars(pair[0])!r} + {to_chars(pair[1])!r} appears twice")
+            seen.add(pair)
     return out
 
 

@@ -6,6 +6,8 @@ import copy
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tokenforge
 from tokenforge import patterns
@@ -124,6 +126,59 @@ def test_llama3_style_import(tmp_path, llama_style, corpus_texts):
     assert tok.encode_ordinary("ﬁ①") == tok.encode_ordinary("fi1")
 
 
+def test_llama3_real_shape(tmp_path, llama_style, corpus_texts):
+    # Llama 3's own file: added tokens numbered after model.vocab (not in it), and a post-processor
+    # Sequence[ByteLevel, TemplateProcessing]
+    obj = json.loads(llama_style.to_str())
+    vocab = obj["model"]["vocab"]
+    n = len(vocab) - len(SPECIALS)
+    obj["model"]["vocab"] = {s: i - len(SPECIALS) for s, i in vocab.items() if s not in SPECIALS}
+    for k, t in enumerate(obj["added_tokens"]):
+        t["id"] = n + k
+    template = obj["post_processor"]
+    template["special_tokens"]["<|begin_of_text|>"]["ids"] = [n]
+    obj["post_processor"] = {"type": "Sequence", "processors": [
+        {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True}, template]}
+    path = write(tmp_path, obj)
+    ref = hf.Tokenizer.from_file(str(path))
+    assert ref.encode("hi").ids[0] == n and ref.token_to_id("<|end_of_text|>") == n + 1
+    with pytest.raises(ValueError, match=r"post_processor\.processors\[1\]: TemplateProcessing adds"):
+        tokenforge.load(path)
+    tok = tokenforge.load(path, ignore={"post_processor"})
+    assert tok.special_tokens == {s: n + k for k, s in enumerate(SPECIALS)}
+    assert_same_ids(tok, ref, samples(corpus_texts, 50_000))
+
+
+TEXT_ALPHABET = st.sampled_from(list("aAbé \n\t'sS1234.,-_") + ["ﬁ", "①", "２", "e\u0301", "\u0338", "日本", "😀", "\u00a0",
+                                                                    "\r\n", "'ll", "<|end_of_text|>", "<|begin_of_text|>"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TEXT_ALPHABET, max_size=30).map("".join))
+def test_llama3_style_property(llama_loaded, text):
+    tok, ref = llama_loaded
+    assert tok.encode(text, allowed_special="all") == ref.encode(text, add_special_tokens=False).ids
+
+
+@pytest.fixture(scope="module")
+def llama_loaded(tmp_path_factory, llama_style):
+    path = write(tmp_path_factory.mktemp("llama"), llama_style.to_str())
+    return tokenforge.load(path, ignore={"post_processor"}), llama_style
+
+
+def test_ignored_components_load(tmp_path, small_json, corpus_texts):
+    obj = copy.deepcopy(small_json)
+    obj["decoder"] = None
+    obj["truncation"] = {"direction": "Right", "max_length": 512, "strategy": "LongestFirst", "stride": 0}
+    obj["padding"] = {"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": None, "pad_id": 0,
+                      "pad_type_id": 0, "pad_token": "!"}
+    with pytest.raises(ValueError, match="truncation: "):
+        tokenforge.load(write(tmp_path, obj))
+    tok = tokenforge.load(write(tmp_path, obj), ignore=["decoder", "truncation", "padding"])
+    obj["truncation"] = obj["padding"] = None
+    assert_same_ids(tok, hf.Tokenizer.from_str(json.dumps(obj)), [corpus_texts["multilingual"]])
+
+
 @pytest.mark.parametrize("normalizer", [False, True])
 @pytest.mark.parametrize("pattern,behavior", [
     (LLAMA3, "isolated"),
@@ -208,9 +263,10 @@ def test_export_refuses_what_oniguruma_reads_differently(tmp_path):
     assert not (tmp_path / "tokenizer.json").exists()
 
 
-def test_transformers_fast_tokenizer(tmp_path, corpus_texts):
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base"])
+def test_transformers_fast_tokenizer(tmp_path, corpus_texts, name):
     transformers = pytest.importorskip("transformers")
-    enc = tokenforge.get_encoding("cl100k_base")
+    enc = tokenforge.get_encoding(name)
     path, _ = exported(tmp_path, enc)
     fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(path))
     for text in samples(corpus_texts, 50_000):

@@ -76,8 +76,6 @@ def build(source, kwargs: dict, overrides: dict):
 
 def explicit_merges(tok) -> tuple[list[tuple[bytes, bytes]], bool]:
     """(merges, ignore_merges) to write in a merges-list format. A tokenizer on tiktoken's rule
-    (ranks, no merges) gets the merges its ranks imply, and whole-piece lookup, which that rule has."""
+    (ranks, no merges) gets the merges its ranks imply; it keeps a piece that is a token whole."""
     state = tok._state()
-    if state["merges"] is None:
-        return tok.merges, True
-    return state["merges"], state["ignore_merges"]
+    return (tok.merges if state["merges"] is None else state["merges"]), state["ignore_merges"]

@@ -95,6 +95,8 @@ def ranks_of(tok) -> dict[bytes, int]:
                 f"tiktoken's rule cannot reproduce this tokenizer: its ranks imply merge {n} = {got!r}, "
                 f"but its merge {n} is {want!r} (ids must follow the merge order, and each token must "
                 "be made from the two parts its merge names)")
+    if state["merges"] is None and not state["ignore_merges"]:
+        raise ValueError("tiktoken's rule keeps a piece that is a token whole; this tokenizer does not")
     if state["normalizer"] is not None:
         raise ValueError(f"tiktoken has no normalizer; this tokenizer applies {state['normalizer']}")
     return ranks

@@ -1,7 +1,9 @@
 #include "bpe.h"
 
 #include <algorithm>
-#include <queue>
+#include <atomic>
+#include <cstring>
+#include <memory>
 
 namespace tokenforge {
 
@@ -10,12 +12,30 @@ constexpr uint32_t kNoRank = ~0u;
 // Pieces up to this many bytes use the quadratic scan (fast for short pieces, as in tiktoken);
 // longer ones the heap, which keeps pathological pieces (a megabyte of spaces) at O(n log n).
 constexpr size_t kShortPiece = 128;
+
+// The per-thread cache of piece -> ids: direct-mapped, one 64-byte line per entry. Entries carry
+// the serial number of the model that made them (never reused, unlike an address).
+constexpr size_t kCacheKey = 22, kCacheIds = 8, kCacheLines = 4096;
+struct CacheLine {
+  uint64_t model = 0;
+  uint8_t len = 0, count = 0;
+  uint8_t key[kCacheKey];
+  uint32_t ids[kCacheIds];
+};
+static_assert(sizeof(CacheLine) == 64, "one cache line per entry");
+std::atomic<uint64_t> next_serial{1};
+
+CacheLine* thread_cache() {
+  thread_local std::unique_ptr<CacheLine[]> cache(new CacheLine[kCacheLines]);
+  return cache.get();
+}
 }  // namespace
 
 std::unique_ptr<BytePairModel> BytePairModel::create(
     const std::vector<std::pair<uint32_t, std::string>>& tokens, const std::vector<MergeRule>& merges,
     bool whole_piece_lookup, std::string* error) {
   std::unique_ptr<BytePairModel> m(new BytePairModel());
+  m->serial_ = next_serial.fetch_add(1);
   m->whole_piece_lookup_ = whole_piece_lookup;
   size_t total = 0;
   for (const auto& t : tokens) total += t.second.size();
@@ -60,9 +80,29 @@ void BytePairModel::encode_piece(const uint8_t* p, size_t n, std::vector<uint32_
     out.push_back(byte_id_[p[0]]);
     return;
   }
+  uint64_t h = hash_bytes(p, n);
+  if (n > kCacheKey) return encode_uncached(p, n, h, out);
+  CacheLine& line = thread_cache()[h & (kCacheLines - 1)];
+  if (line.model == serial_ && line.len == n && std::memcmp(line.key, p, n) == 0) {
+    out.insert(out.end(), line.ids, line.ids + line.count);
+    return;
+  }
+  size_t before = out.size();
+  encode_uncached(p, n, h, out);
+  size_t count = out.size() - before;
+  if (count <= kCacheIds) {
+    line.model = serial_;
+    line.len = uint8_t(n);
+    line.count = uint8_t(count);
+    std::memcpy(line.key, p, n);
+    std::copy(out.begin() + before, out.end(), line.ids);
+  }
+}
+
+void BytePairModel::encode_uncached(const uint8_t* p, size_t n, uint64_t hash, std::vector<uint32_t>& out) const {
   if (whole_piece_lookup_) {
     uint32_t id;
-    if (by_bytes_.find(p, n, &id)) {
+    if (by_bytes_.find_hashed(p, n, hash, &id)) {
       out.push_back(id);
       return;
     }

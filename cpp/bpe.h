@@ -33,7 +33,8 @@ class BytePairModel {
                                                const std::vector<MergeRule>& merges,
                                                bool whole_piece_lookup, std::string* error);
 
-  // Appends the ids of piece p[0..n) to out.
+  // Appends the ids of piece p[0..n) to out. Short pieces go through a small per-thread cache
+  // of recent results (frequent words stay in L2 instead of a miss in the big table each time).
   void encode_piece(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
 
   bool lookup(const uint8_t* p, size_t n, uint32_t* id) const { return by_bytes_.find(p, n, id); }
@@ -51,6 +52,7 @@ class BytePairModel {
     *m = *found;
     return true;
   }
+  void encode_uncached(const uint8_t* p, size_t n, uint64_t hash, std::vector<uint32_t>& out) const;
   void merge_short(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   void merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
 
@@ -60,6 +62,7 @@ class BytePairModel {
   uint32_t byte_id_[256];
   bool whole_piece_lookup_ = true;
   bool rank_rule_ = true;
+  uint64_t serial_;  // tells this model's entries apart in the per-thread cache
 };
 
 }  // namespace tokenforge

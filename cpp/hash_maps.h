@@ -42,8 +42,12 @@ class BytesMap {
   }
 
   bool find(const uint8_t* key, size_t len, uint32_t* value) const {
+    return find_hashed(key, len, hash_bytes(key, len), value);
+  }
+
+  // find() with the key's hash_bytes() already computed.
+  bool find_hashed(const uint8_t* key, size_t len, uint64_t h, uint32_t* value) const {
     if (slots_.empty()) return false;
-    uint64_t h = hash_bytes(key, len);
     size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
       const Slot& s = slots_[i];

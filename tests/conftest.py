@@ -22,6 +22,7 @@ runpy.run_path(str(SHARED / "tools" / "tiktoken_cache.py"), run_name="not_main")
 os.environ["TIKTOKEN_CACHE_DIR"] = str(_CACHE / "tiktoken")
 os.environ["TOKENFORGE_CACHE_DIR"] = str(_CACHE / "tokenforge")
 os.environ["TOKENFORGE_OFFLINE"] = "1"
+os.environ["HF_HUB_OFFLINE"] = "1"  # transformers, in the format tests, must not reach the hub
 
 ENCODINGS = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base"]
 

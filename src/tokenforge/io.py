@@ -3,12 +3,14 @@ exchange formats (tokenforge.formats).
 
 tokenforge's file is JSON (a person can read it; loading never executes anything):
 
-    {"format": "tokenforge", "version": 1, "model": "byte_bpe", "name": ..., "pattern": ...,
+    {"format": "tokenforge", "version": 1, "model": "byte_bpe", "name": ..., "normalizer": null | "NFKC" | ...,
+     "pattern": ...,
      "special_tokens": {"<|endoftext|>": 256, ...},
      "vocab": [[id, base64 bytes], ...], "merges": [[left id, right id], ...] | null,
      "ignore_merges": bool}
 
-"merges": null means tiktoken's rule (ids are ranks, see cpp/bpe.h).
+"merges": null means tiktoken's rule (ids are ranks, see cpp/bpe.h). "normalizer" may be absent (null).
+The exchange formats are described in docs/format.md.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def to_dict(tok) -> dict:
         "version": FORMAT_VERSION,
         "model": "byte_bpe",
         "name": state["name"],
+        "normalizer": state["normalizer"],
         "pattern": state["pattern"],
         "special_tokens": state["special_tokens"],
         "ignore_merges": state["ignore_merges"],
@@ -122,6 +125,7 @@ def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
         merges=merges,
         ignore_merges=obj.get("ignore_merges"),
         name=obj.get("name") or "tokenizer",
+        normalizer=obj.get("normalizer"),
     )
     kwargs.update(overrides)
     try:

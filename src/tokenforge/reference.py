@@ -20,8 +20,9 @@ def get_stats(ids: list[int], counts: Counter | None = None) -> Counter:
     return counts
 
 
-def merge(ids: list[int], pair: tuple[int, int], idx: int) -> list[int]:
-    """Replaces every non-overlapping occurrence of pair (left to right) with idx."""
+def merge(ids: list, pair: tuple, idx) -> list:
+    """Replaces every non-overlapping occurrence of pair (left to right) with idx: works on ids
+    ([1, 2, 3, 1, 2], (1, 2), 4 -> [4, 3, 4]) and on byte-string parts alike."""
     out, i = [], 0
     while i < len(ids):
         if i < len(ids) - 1 and (ids[i], ids[i + 1]) == pair:
@@ -111,15 +112,6 @@ def train(word_counts: dict[bytes, int], num_merges: int) -> list[tuple[bytes, b
             break
         pair = max(stats, key=lambda p: (stats[p], p))
         merges.append(pair)
-        joined = pair[0] + pair[1]
         for w, parts in words.items():
-            out, i = [], 0
-            while i < len(parts):
-                if i < len(parts) - 1 and (parts[i], parts[i + 1]) == pair:
-                    out.append(joined)
-                    i += 2
-                else:
-                    out.append(parts[i])
-                    i += 1
-            words[w] = out
+            words[w] = merge(parts, pair, pair[0] + pair[1])
     return merges

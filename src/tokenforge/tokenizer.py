@@ -1,8 +1,9 @@
 """Tokenizer: byte-level BPE behind the tiktoken API (encode / decode / batch / streaming).
 
-A Tokenizer is a split pattern, a vocabulary of mergeable tokens (bytes -> id), optional explicit
-merges, and special tokens. The heavy work runs in the native core (`tokenforge._core`), which gets
-everything once at construction and then only text in, ids out, with the GIL released.
+A Tokenizer is an optional Unicode normalization form, a split pattern, a vocabulary of mergeable
+tokens (bytes -> id), optional explicit merges, and special tokens. The heavy work runs in the
+native core (`tokenforge._core`), which gets everything once at construction and then only text
+in, ids out, with the GIL released.
 
 Two merge rules (see cpp/bpe.h): without explicit merges the ids are tiktoken ranks and any two
 adjacent parts whose concatenation is a token may merge; with explicit merges (Hugging Face,
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import unicodedata
 from typing import AbstractSet, Collection, Iterable, Iterator, Literal, Mapping, Sequence
 
 import numpy as np
@@ -22,6 +24,9 @@ from .special import SpecialPolicy, disallowed_error
 
 DEFAULT_THREADS = 8
 STREAM_BUFFER = 1 << 16  # characters buffered by encode_iterable before it looks for a cut
+
+# Unicode normalization forms a Tokenizer may apply to text before splitting (unicodedata's names).
+NORMALIZATION_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 
 
 class UnknownTokenError(KeyError, ValueError):
@@ -58,8 +63,12 @@ class Tokenizer:
         merges: Sequence[tuple[bytes, bytes]] | None = None,
         ignore_merges: bool | None = None,
         name: str = "tokenizer",
+        normalizer: str | None = None,
     ):
         self.name = name
+        if normalizer is not None and normalizer not in NORMALIZATION_FORMS:
+            raise ValueError(f"normalizer must be None or one of {', '.join(NORMALIZATION_FORMS)}, got {normalizer!r}")
+        self._normalizer = normalizer
         self._pat_str, self._native_pattern = patterns.resolve(pattern)
         self._mergeable_ranks = dict(mergeable_ranks)
         self._special_tokens = dict(special_tokens or {})
@@ -197,7 +206,7 @@ class Tokenizer:
         _check_text(text)
         allowed, disallowed = self._policy.masks(allowed_special, disallowed_special)
         text = self._check_disallowed(text, disallowed)
-        if self._native_pattern < 0:
+        if self._native_pattern < 0 or self._normalizer is not None:
             return np.asarray(self._encode(text, allowed), dtype=np.uint32)
         try:
             return self._core.encode_to_numpy(text, allowed)
@@ -288,6 +297,26 @@ class Tokenizer:
         return text
 
     def _encode(self, text: str, allowed: bytes) -> list[int]:
+        if self._normalizer is not None:
+            return self._encode_normalized(text, allowed)
+        return self._encode_normal(text, allowed)
+
+    def _encode_normalized(self, text: str, allowed: bytes) -> list[int]:
+        """Special tokens are found in the text as given; the text between them is normalized
+        (as Hugging Face tokenizers does for added tokens that are not `normalized`)."""
+        normalize = functools.partial(unicodedata.normalize, self._normalizer)
+        special_re = self._regexes(allowed)[1] if any(allowed) else None
+        if special_re is None:
+            return self._encode_normal(normalize(text), b"")
+        ids: list[int] = []
+        start = 0
+        for m in special_re.finditer(text):
+            ids += self._encode_normal(normalize(text[start : m.start()]), b"")
+            ids.append(self._special_tokens[m.group()])
+            start = m.end()
+        return ids + self._encode_normal(normalize(text[start:]), b"")
+
+    def _encode_normal(self, text: str, allowed: bytes) -> list[int]:
         if self._native_pattern < 0:
             return self._encode_with_regex(text, allowed)
         try:
@@ -298,6 +327,10 @@ class Tokenizer:
     def _encode_many(self, texts: list[str], allowed: bytes, num_threads: int) -> list[list[int]]:
         if not isinstance(num_threads, int) or num_threads < 1:
             raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
+        if self._normalizer is not None:
+            if any(allowed):
+                return [self._encode_normalized(t, allowed) for t in texts]
+            texts = [unicodedata.normalize(self._normalizer, t) for t in texts]
         if self._native_pattern < 0:
             return [self._encode_with_regex(t, allowed) for t in texts]
         try:
@@ -414,6 +447,11 @@ class Tokenizer:
     def pattern(self) -> str:
         return self._pat_str
 
+    @property
+    def normalizer(self) -> str | None:
+        """The Unicode normalization form applied to text before splitting, or None."""
+        return self._normalizer
+
     def is_special_token(self, token: int) -> bool:
         return token in self._special_ids
 
@@ -455,9 +493,18 @@ class Tokenizer:
 
         save(self, path, format=format)
 
+    def to_tiktoken(self):
+        """A `tiktoken.Encoding` with the same ranks, pattern and special tokens (tiktoken must be
+        installed). ValueError if tiktoken's rule cannot reproduce this tokenizer's ids (see
+        tokenforge.formats.tiktoken_bpe)."""
+        from .formats.tiktoken_bpe import to_encoding
+
+        return to_encoding(self)
+
     def _state(self) -> dict:
         return {
             "name": self.name,
+            "normalizer": self._normalizer,
             "pattern": self._pat_str,
             "mergeable_ranks": self._mergeable_ranks,
             "special_tokens": self._special_tokens,

@@ -1,10 +1,106 @@
-"""Exchange formats: Hugging Face tokenizer.json, tiktoken, GPT-2 encoder.json + vocab.bpe,
-vocab.json + merges.txt. (Being built: see issue 5.)"""
+"""Exchange formats: every file a byte-level BPE tokenizer travels in, recognised by its content.
+
+| format          | files                          | module          | load | save |
+| --------------- | ------------------------------ | --------------- | ---- | ---- |
+| "tokenforge"    | tokenforge's own JSON          | tokenforge.io   | yes  | yes  |
+| "huggingface"   | tokenizer.json                 | huggingface     | yes  | yes  |
+| "tiktoken"      | name.tiktoken (ranks only)     | tiktoken_bpe    | yes  | yes  |
+| "gpt2"          | encoder.json + vocab.bpe       | bpe_files       | yes  | yes  |
+| "vocab_merges"  | vocab.json + merges.txt        | bpe_files       | yes  | yes  |
+| "listing"       | name.vocab, for people         | listing         | no   | yes  |
+
+`tokenforge.load(path, **overrides)` reads any of them; keywords supply what a format lacks
+(`pattern=`, `special_tokens=`) or replace what it says (`name=`, ...); format-specific ones are
+`ignore=` (huggingface) and `merges_file=` / `vocab_file=` (the two-file formats). `tok.save(path,
+format=...)` writes any of them, atomically per file. Each module's docstring says what it does not
+handle; those inputs are a ValueError naming the file and the place (JSON path or line), never a
+tokenizer that differs. docs/format.md describes every format.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import bpe_files, huggingface, listing, tiktoken_bpe
+from ._common import fail, parse_json
+
+SAVERS = {
+    "huggingface": huggingface.save,
+    "tiktoken": tiktoken_bpe.save,
+    "gpt2": lambda tok, path: bpe_files.save(tok, path, "gpt2"),
+    "vocab_merges": lambda tok, path: bpe_files.save(tok, path, "vocab_merges"),
+    "listing": listing.save,
+}
+ALIASES = {"hf": "huggingface", "tokenizer.json": "huggingface", "vocab": "listing"}
+FORMATS = ("tokenforge", *SAVERS)
+
+
+def detect(path, data: bytes) -> tuple[str, object]:
+    """(the kind of file, its parsed JSON or None), by content; ValueError if no format fits."""
+    head = data.lstrip()
+    if not head:
+        fail(path, None, "the file is empty")
+    if head.startswith((b"{", b"[")):
+        obj = parse_json(data, path)
+        return _detect_json(path, obj), obj
+    first = head.split(b"\n", 1)[0].rstrip(b"\r")
+    if first.startswith(listing.HEADER.encode()):
+        return "listing", None
+    if tiktoken_bpe.looks_like(first):
+        return "tiktoken", None
+    try:
+        first_text = first.decode("utf-8")
+    except UnicodeDecodeError:
+        fail(path, None, "not a tokenizer file: not JSON, and not UTF-8 text")
+    if bpe_files.looks_like_merges(first_text):
+        return "merges", None
+    fail(path, "line 1", f"not a tokenizer file in any known format ({', '.join(FORMATS[:-1])}); it starts with {first_text[:60]!r}")
+
+
+def _detect_json(path, obj) -> str:
+    if not isinstance(obj, dict):
+        fail(path, None, f"a JSON {type(obj).__name__}, not a tokenizer (an object)")
+    if bpe_files.looks_like_vocab(obj):
+        return "vocab"
+    if isinstance(obj.get("format"), str):
+        fail(path, "format", f"unknown format {obj['format']!r} (this tokenforge reads 'tokenforge')")
+    if "model" in obj:
+        return "huggingface"
+    fail(path, None, "a JSON object that is neither a tokenforge file, a Hugging Face tokenizer.json, "
+                     "nor a vocabulary (token -> id)")
 
 
 def load_foreign(path, data: bytes, **overrides):
-    raise ValueError(f"{path}: not a tokenforge file, and no other format is recognised")
+    """Loads a file that is not tokenforge's own (called by tokenforge.load)."""
+    path = Path(path)
+    kind, obj = detect(path, data)
+    if kind == "huggingface":
+        return huggingface.load(path, obj, **overrides)
+    if kind == "tiktoken":
+        return tiktoken_bpe.load(path, data, **overrides)
+    if kind == "vocab":
+        return bpe_files.load_from_vocab(path, obj, **overrides)
+    if kind == "merges":
+        return bpe_files.load_from_merges(path, data, **overrides)
+    fail(path, None, "a .vocab listing is for people and cannot be loaded; load the file it was made from")
 
 
-def save_foreign(tok, path, format: str):
-    raise ValueError(f"unknown format {format!r}; known: 'tokenforge'")
+def save_foreign(tok, path, format: str) -> None:
+    """Writes tok in an exchange format (called by Tokenizer.save)."""
+    name = ALIASES.get(format, format)
+    if name not in SAVERS:
+        raise ValueError(f"unknown format {format!r}; known: {', '.join(repr(f) for f in FORMATS)}")
+    SAVERS[name](tok, path)
+
+
+def convert(in_path, out_path, to_format: str, **overrides):
+    """Reads any supported file and writes it in `to_format`; returns the tokenizer.
+
+    What `tokenforge convert IN OUT --to FORMAT` runs. `overrides` go to tokenforge.load (e.g. the
+    pattern and special tokens a .tiktoken file lacks).
+    """
+    from ..io import load
+
+    tok = load(in_path, **overrides)
+    tok.save(out_path, format=to_format)
+    return tok

@@ -1,0 +1,81 @@
+"""What the format modules share: errors that name the file and the place, strict JSON, GPT-2's
+byte-to-character alphabet, and building the Tokenizer with keyword overrides."""
+
+from __future__ import annotations
+
+import json
+from typing import NoReturn
+
+from ..load import bytes_to_unicode
+
+BYTE_TO_CHAR: dict[int, str] = bytes_to_unicode()
+CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in BYTE_TO_CHAR.items()}
+
+
+def fail(source, where: str | None, what: str) -> NoReturn:
+    """Raises ValueError("FILE: WHERE: WHAT"); WHERE is a JSON path or "line N"."""
+    raise ValueError(f"{source}: {where}: {what}" if where else f"{source}: {what}")
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _no_duplicates(pairs):
+    obj = {}
+    for k, v in pairs:
+        if k in obj:
+            raise _DuplicateKey(k)
+        obj[k] = v
+    return obj
+
+
+def parse_json(data: bytes, source):
+    """JSON with duplicate keys rejected (json.loads would keep the last one silently)."""
+    try:
+        return json.loads(data, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as e:
+        fail(source, None, f"the key {e.args[0]!r} appears twice in one JSON object")
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        fail(source, None, f"not valid JSON ({e})")
+
+
+def to_chars(b: bytes) -> str:
+    """Bytes as GPT-2's printable characters: b" the" -> "Ġthe"."""
+    return "".join(BYTE_TO_CHAR[x] for x in b)
+
+
+def from_chars(s: str, source, where: str) -> bytes:
+    """The inverse of to_chars; a character outside the 256 of the alphabet is an error."""
+    try:
+        return bytes(CHAR_TO_BYTE[c] for c in s)
+    except KeyError as e:
+        c = e.args[0]
+        fail(source, where, f"{c!r} (U+{ord(c):04X}) is not one of GPT-2's 256 byte characters: "
+                            "not a byte-level BPE vocabulary")
+
+
+def check_every_byte(ranks: dict[bytes, int], source, where: str) -> None:
+    """Byte-level BPE needs a token for every byte (the native core's precondition)."""
+    missing = [b for b in range(256) if bytes([b]) not in ranks]
+    if missing:
+        fail(source, where, f"no token for {len(missing)} of the 256 bytes (first: 0x{missing[0]:02X}, "
+                            f"written {BYTE_TO_CHAR[missing[0]]!r}): not a byte-level BPE vocabulary")
+
+
+def build(source, kwargs: dict, overrides: dict):
+    """Tokenizer(**kwargs) with the caller's keyword overrides applied; errors name the file."""
+    from ..tokenizer import Tokenizer
+
+    kwargs = {**kwargs, **overrides}
+    try:
+        return Tokenizer(**kwargs)
+    except (TypeError, ValueError) as e:  # as tokenforge.io does for its own files
+        fail(source, None, str(e))
+
+
+def explicit_merges(tok) -> tuple[list[tuple[bytes, bytes]], bool]:
+    """(merges, ignore_merges) to write in a merges-list format. A tokenizer on tiktoken's rule
+    (ranks, no merges) gets the merges its ranks imply; it keeps a piece that is a token whole."""
+    state = tok._state()
+    return (tok.merges if state["merges"] is None else state["merges"]), state["ignore_merges"]

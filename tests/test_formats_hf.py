@@ -1,0 +1,389 @@
+"""Hugging Face tokenizer.json both ways: files built by the `tokenizers` package itself (GPT-2 from
+../shared/vocab, Llama-3-style ones trained here), identical ids to `tokenizers` on real text, and an
+error naming the JSON path for every component tokenforge does not reproduce."""
+
+import copy
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tokenforge
+from tokenforge import patterns
+from tokenforge.formats import huggingface
+
+hf = pytest.importorskip("tokenizers")
+from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
+
+LLAMA3 = huggingface.LLAMA3
+SPECIALS = ["<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>"]
+EDGE = ["", "a  \n  ", "x \n\n  y   \n", "1234567", " \t\n", "a" * 300, "ab" * 200, "\u00a0\u00a0x", "'S'LL'Re",
+        "🇩🇪🇯🇵", "\r\n\r\n", "Hello\u2003World\u3000!", "ﬁne ① ２０２４ Ⅻ ½ ℌ", "e\u0301 a\u0308\u0301 \u212b",
+        "<|end_of_text|>\u0338", "<|begin_of_text|>hi<|end_of_text|>", "x<|end_of_text|><|end_of_text|>y"]
+
+
+def samples(corpus_texts, limit=150_000):
+    return [t[:limit] for t in corpus_texts.values()] + EDGE
+
+
+def assert_same_ids(tok, hf_tok, texts, *, specials=True):
+    for text in texts:
+        expected = hf_tok.encode(text, add_special_tokens=False).ids
+        got = tok.encode(text, allowed_special="all") if specials else tok.encode_ordinary(text)
+        if expected != got:
+            i = next((i for i, (x, y) in enumerate(zip(expected, got)) if x != y), min(len(expected), len(got)))
+            pytest.fail(f"first difference at token {i} of {text[:40]!r}...: tokenizers {expected[i:i + 5]}, "
+                        f"tokenforge {got[i:i + 5]} ({tok.decode(got[max(0, i - 3):i + 3])!r})")
+
+
+def write(tmp_path, obj, name="tokenizer.json"):
+    path = tmp_path / name
+    path.write_text(obj if isinstance(obj, str) else json.dumps(obj), encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------------------------------
+# Files made by `tokenizers`
+
+
+@pytest.fixture(scope="module")
+def gpt2_json(shared_dir):
+    """GPT-2 as Hugging Face ships it: ByteLevel pre-tokenizer, post-processor and decoder, and
+    <|endoftext|> both in the vocab and as a `normalized` added token."""
+    bpe = models.BPE.from_file(str(shared_dir / "vocab" / "gpt2_vocab.json"), str(shared_dir / "vocab" / "gpt2_merges.txt"))
+    t = hf.Tokenizer(bpe)
+    t.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    t.post_processor = processors.ByteLevel(trim_offsets=False)
+    t.decoder = decoders.ByteLevel()
+    t.add_special_tokens(["<|endoftext|>"])
+    obj = json.loads(t.to_str())
+    obj["added_tokens"][0]["normalized"] = True
+    return obj
+
+
+@pytest.fixture(scope="module")
+def small_json(gpt2_json):
+    """GPT-2 cut to its bytes and first 300 merges, <|endoftext|> an added token outside the vocab."""
+    obj = copy.deepcopy(gpt2_json)
+    obj["model"]["vocab"] = {s: i for s, i in obj["model"]["vocab"].items() if i < 556}
+    obj["model"]["merges"] = obj["model"]["merges"][:300]
+    obj["added_tokens"][0].update(id=556, normalized=False)
+    return obj
+
+
+def train_llama_style(text, *, normalizer=True, pattern=LLAMA3, vocab_size=2500, behavior="isolated"):
+    t = hf.Tokenizer(models.BPE(ignore_merges=True))
+    if normalizer:
+        t.normalizer = normalizers.NFKC()
+    t.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(pattern), behavior=behavior),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    t.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  special_tokens=SPECIALS, show_progress=False)
+    t.train_from_iterator([text[i:i + 5000] for i in range(0, len(text), 5000)], trainer)
+    t.post_processor = processors.TemplateProcessing(single="<|begin_of_text|> $A",
+                                                     special_tokens=[("<|begin_of_text|>", t.token_to_id("<|begin_of_text|>"))])
+    return t
+
+
+@pytest.fixture(scope="module")
+def training_text(corpus_texts):
+    return corpus_texts["taylorswift"][:120_000] + corpus_texts["multilingual"] + corpus_texts["stdlib"][:60_000]
+
+
+@pytest.fixture(scope="module")
+def llama_style(training_text):
+    return train_llama_style(training_text)
+
+
+def test_gpt2_style_import(tmp_path, gpt2_json, corpus_texts):
+    path = write(tmp_path, gpt2_json)
+    tok = tokenforge.load(path)
+    ref = hf.Tokenizer.from_file(str(path))
+    assert tok.pattern == patterns.GPT2_ORIGINAL and tok.special_tokens == {"<|endoftext|>": 50256}
+    assert tok.normalizer is None and tok.n_vocab == 50257
+    assert_same_ids(tok, ref, samples(corpus_texts))
+    # and the same tokenizer as tiktoken's gpt2 (whose ids are ranks)
+    enc = tokenforge.get_encoding("gpt2")
+    assert tok.vocab == enc.vocab and tok.merges == enc.merges
+    text = corpus_texts["shakespeare"][:100_000]
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+    assert tok.decode(tok.encode_ordinary(text)) == text
+
+
+def test_llama3_style_import(tmp_path, llama_style, corpus_texts):
+    path = write(tmp_path, llama_style.to_str())
+    with pytest.raises(ValueError, match=r"tokenizer\.json: post_processor: TemplateProcessing adds \['<\|begin_of_text\|>'\]"):
+        tokenforge.load(path)
+    tok = tokenforge.load(path, ignore={"post_processor"})
+    assert tok.normalizer == "NFKC" and tok.pattern == LLAMA3 and tok._state()["ignore_merges"] is True
+    assert tok.special_tokens == {s: i for i, s in enumerate(SPECIALS)}
+    assert_same_ids(tok, llama_style, samples(corpus_texts))
+    # NFKC really is applied (else the test above could pass on text it does not change)
+    assert tok.encode_ordinary("ﬁ①") == tok.encode_ordinary("fi1")
+
+
+def test_llama3_real_shape(tmp_path, llama_style, corpus_texts):
+    # Llama 3's own file: added tokens numbered after model.vocab (not in it), and a post-processor
+    # Sequence[ByteLevel, TemplateProcessing]
+    obj = json.loads(llama_style.to_str())
+    vocab = obj["model"]["vocab"]
+    n = len(vocab) - len(SPECIALS)
+    obj["model"]["vocab"] = {s: i - len(SPECIALS) for s, i in vocab.items() if s not in SPECIALS}
+    for k, t in enumerate(obj["added_tokens"]):
+        t["id"] = n + k
+    template = obj["post_processor"]
+    template["special_tokens"]["<|begin_of_text|>"]["ids"] = [n]
+    obj["post_processor"] = {"type": "Sequence", "processors": [
+        {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True}, template]}
+    path = write(tmp_path, obj)
+    ref = hf.Tokenizer.from_file(str(path))
+    assert ref.encode("hi").ids[0] == n and ref.token_to_id("<|end_of_text|>") == n + 1
+    with pytest.raises(ValueError, match=r"post_processor\.processors\[1\]: TemplateProcessing adds"):
+        tokenforge.load(path)
+    tok = tokenforge.load(path, ignore={"post_processor"})
+    assert tok.special_tokens == {s: n + k for k, s in enumerate(SPECIALS)}
+    assert_same_ids(tok, ref, samples(corpus_texts, 50_000))
+
+
+TEXT_ALPHABET = st.sampled_from(list("aAbé \n\t'sS1234.,-_") + ["ﬁ", "①", "２", "e\u0301", "\u0338", "日本", "😀", "\u00a0",
+                                                                    "\r\n", "'ll", "<|end_of_text|>", "<|begin_of_text|>"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TEXT_ALPHABET, max_size=30).map("".join))
+def test_llama3_style_property(llama_loaded, text):
+    tok, ref = llama_loaded
+    assert tok.encode(text, allowed_special="all") == ref.encode(text, add_special_tokens=False).ids
+
+
+@pytest.fixture(scope="module")
+def llama_loaded(tmp_path_factory, llama_style):
+    path = write(tmp_path_factory.mktemp("llama"), llama_style.to_str())
+    return tokenforge.load(path, ignore={"post_processor"}), llama_style
+
+
+def test_ignored_components_load(tmp_path, small_json, corpus_texts):
+    obj = copy.deepcopy(small_json)
+    obj["decoder"] = None
+    obj["truncation"] = {"direction": "Right", "max_length": 512, "strategy": "LongestFirst", "stride": 0}
+    obj["padding"] = {"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": None, "pad_id": 0,
+                      "pad_type_id": 0, "pad_token": "!"}
+    with pytest.raises(ValueError, match="truncation: "):
+        tokenforge.load(write(tmp_path, obj))
+    tok = tokenforge.load(write(tmp_path, obj), ignore=["decoder", "truncation", "padding"])
+    obj["truncation"] = obj["padding"] = None
+    assert_same_ids(tok, hf.Tokenizer.from_str(json.dumps(obj)), [corpus_texts["multilingual"]])
+
+
+@pytest.mark.parametrize("normalizer", [False, True])
+@pytest.mark.parametrize("pattern,behavior", [
+    (LLAMA3, "isolated"),
+    (patterns.O200K, "isolated"),
+    (r"\p{L}+|\p{N}", "isolated"),          # leaves gaps: HF keeps them as pieces
+    (huggingface.CL100K_HF, "isolated"),    # today's cl100k, written for Oniguruma
+])
+def test_trained_variants(tmp_path, training_text, corpus_texts, normalizer, pattern, behavior):
+    t = train_llama_style(training_text[:60_000], normalizer=normalizer, pattern=pattern, vocab_size=800)
+    tok = tokenforge.load(write(tmp_path, t.to_str()), ignore=["post_processor"])
+    assert tok.normalizer == ("NFKC" if normalizer else None)
+    if pattern == huggingface.CL100K_HF:
+        assert tok.pattern == patterns.CL100K  # the native cl100k scanner runs it
+    assert_same_ids(tok, t, samples(corpus_texts, 40_000))
+
+
+def test_split_removed_inverted(tmp_path, training_text, corpus_texts):
+    # Removed + invert keeps only the matches: tiktoken's rule, text between matches is dropped.
+    t = train_llama_style(training_text[:60_000], normalizer=False, pattern=r"\p{L}+|\p{N}", vocab_size=600)
+    obj = json.loads(t.to_str())
+    obj["pre_tokenizer"]["pretokenizers"][0].update(behavior="Removed", invert=True)
+    t = hf.Tokenizer.from_str(json.dumps(obj))
+    tok = tokenforge.load(write(tmp_path, obj), ignore={"post_processor"})
+    assert tok.pattern == r"\p{L}+|\p{N}"
+    assert tok.encode_ordinary("ab, 12") == tok.encode_ordinary("ab12")
+    assert_same_ids(tok, t, samples(corpus_texts, 40_000))
+
+
+# --------------------------------------------------------------------------------------------------
+# Export
+
+
+def exported(tmp_path, tok):
+    path = tmp_path / "out" / "tokenizer.json"
+    tok.save(path, format="huggingface")
+    return path, hf.Tokenizer.from_file(str(path))
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_export_tiktoken_encodings(tmp_path, name, corpus_texts):
+    enc = tokenforge.get_encoding(name)
+    path, ref = exported(tmp_path, enc)
+    assert_same_ids(enc, ref, samples(corpus_texts, 100_000))
+    back = tokenforge.load(path)
+    assert back.vocab == enc.vocab and back.special_tokens == enc.special_tokens
+    text = corpus_texts["stdlib"][:100_000]
+    assert back.encode_ordinary(text) == enc.encode_ordinary(text)
+
+
+def test_export_custom_pattern_and_normalizer(tmp_path, corpus_texts):
+    enc = tokenforge.get_encoding("r50k_base")
+    for pattern in [r"\p{L}+|\p{N}", huggingface.isolated(r"\p{L}+|\p{N}"), LLAMA3]:
+        tok = tokenforge.Tokenizer(pattern=pattern, mergeable_ranks=enc._mergeable_ranks,
+                                   special_tokens={"<|endoftext|>": 50256}, normalizer="NFKC")
+        path, ref = exported(tmp_path, tok)
+        split = json.loads(path.read_text())["pre_tokenizer"]["pretokenizers"][0]
+        assert (split["behavior"], split["invert"]) == (("Removed", True) if pattern == r"\p{L}+|\p{N}" else ("Isolated", False))
+        assert_same_ids(tok, ref, samples(corpus_texts, 30_000))
+        assert tokenforge.load(path).pattern == pattern
+
+
+def test_export_roundtrip_of_import(tmp_path, llama_style, corpus_texts):
+    tok = tokenforge.load(write(tmp_path, llama_style.to_str()), ignore={"post_processor"})
+    path, ref = exported(tmp_path, tok)
+    assert_same_ids(tok, ref, samples(corpus_texts, 60_000))
+    back = tokenforge.load(path)
+    assert back._state() == {**tok._state(), "name": back.name}
+
+
+def test_export_refuses_what_oniguruma_reads_differently(tmp_path):
+    # tokenizers' Oniguruma reads "$" as the end of any line, Python's regex as the end of the text
+    import regex
+
+    split = pre_tokenizers.Split(Regex("a$"), behavior="isolated")
+    assert [p for p, _ in split.pre_tokenize_str("a\nb")] == ["a", "\nb"]
+    assert regex.search("a$", "a\nb") is None
+    gpt2 = tokenforge.get_encoding("gpt2")
+    for pattern in [r"\p{L}+$|\s|.", r"^\s+|\S+|\s", r"\p{N}{1,3}+|\D+"]:
+        tok = tokenforge.Tokenizer(pattern=pattern, mergeable_ranks=gpt2._mergeable_ranks)
+        with pytest.raises(ValueError, match="cannot write the split pattern .* for tokenizers"):
+            tok.save(tmp_path / "tokenizer.json", format="huggingface")
+    assert not (tmp_path / "tokenizer.json").exists()
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base"])
+def test_transformers_fast_tokenizer(tmp_path, corpus_texts, name):
+    transformers = pytest.importorskip("transformers")
+    enc = tokenforge.get_encoding(name)
+    path, _ = exported(tmp_path, enc)
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(path))
+    for text in samples(corpus_texts, 50_000):
+        assert fast.encode(text, add_special_tokens=False) == enc.encode(text, allowed_special="all")
+    assert fast.decode(enc.encode("héllo wörld <|endoftext|>", allowed_special="all")) == "héllo wörld <|endoftext|>"
+
+
+# --------------------------------------------------------------------------------------------------
+# What is not supported: an error naming the JSON path, never a different tokenizer
+
+
+def _set(obj, path, value):
+    *parents, last = path
+    for p in parents:
+        obj = obj[p]
+    obj[last] = value
+
+
+UNSUPPORTED = [
+    # (what to change in a GPT-2-style file, expected JSON path in the message, words of the message)
+    ((["model", "type"], "WordPiece"), "model.type", "'WordPiece' is not supported"),
+    ((["model", "dropout"], 0.1), "model.dropout", "dropout"),
+    ((["model", "continuing_subword_prefix"], "##"), "model.continuing_subword_prefix", "'##' is not supported"),
+    ((["model", "end_of_word_suffix"], "</w>"), "model.end_of_word_suffix", "'</w>' is not supported"),
+    ((["model", "byte_fallback"], True), "model.byte_fallback", "byte fallback"),
+    ((["model", "something_new"], 1), "model.something_new", "unknown field"),
+    ((["normalizer"], {"type": "Lowercase"}), "normalizer", "'Lowercase' is not supported"),
+    ((["normalizer"], {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Strip", "strip_left": True, "strip_right": True}]}),
+     "normalizer.normalizers[1]", "'Strip' is not supported"),
+    ((["pre_tokenizer"], {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}),
+     "pre_tokenizer", "'Metaspace' is not supported"),
+    ((["pre_tokenizer"], None), "pre_tokenizer", "not a byte-level BPE"),
+    ((["pre_tokenizer", "add_prefix_space"], True), "pre_tokenizer.add_prefix_space", "true is not supported"),
+    ((["pre_tokenizer"], {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "MergedWithPrevious", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}),
+     "pre_tokenizer.pretokenizers[0]", "behavior 'MergedWithPrevious'"),
+    ((["pre_tokenizer"], {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]}),
+     "pre_tokenizer.pretokenizers[1].use_regex", "must be false"),
+    ((["pre_tokenizer"], {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}+"}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}),
+     "pre_tokenizer.pretokenizers[0].pattern", "is possessive to Python's regex but a repetition to Oniguruma"),
+    ((["pre_tokenizer"], {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "[^\\s]+|\\s+$|\\s"}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}),
+     "pre_tokenizer.pretokenizers[0].pattern", "'$' anchors at every line to Oniguruma"),
+    ((["decoder"], {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}),
+     "decoder", "'Metaspace' is not supported"),
+    ((["decoder"], None), "decoder", "ignore={'decoder'}"),
+    ((["post_processor"], {"type": "BertProcessing", "sep": ["[SEP]", 1], "cls": ["[CLS]", 0]}),
+     "post_processor", "'BertProcessing' is not supported"),
+    ((["truncation"], {"direction": "Right", "max_length": 512, "strategy": "LongestFirst", "stride": 0}),
+     "truncation", "ignore={'truncation'}"),
+    ((["added_tokens", 0, "lstrip"], True), "added_tokens[0].lstrip", "true is not supported"),
+    ((["added_tokens", 0, "id"], 5), "model.vocab['&']", "id 5 is the added token '<|endoftext|>'"),
+    ((["something"], 1), "something", "unknown field"),
+]
+
+
+@pytest.mark.parametrize("change,where,words", UNSUPPORTED, ids=[u[1] + ":" + u[2][:20] for u in UNSUPPORTED])
+def test_unsupported_component_names_its_path(tmp_path, small_json, change, where, words):
+    obj = copy.deepcopy(small_json)
+    _set(obj, *change)
+    path = write(tmp_path, obj)
+    with pytest.raises(ValueError) as e:
+        tokenforge.load(path)
+    assert str(e.value).startswith(f"{path}: {where}: "), str(e.value)
+    assert words in str(e.value)
+
+
+def test_normalized_added_token_with_normalizer(tmp_path, small_json):
+    obj = copy.deepcopy(small_json)
+    obj["normalizer"] = {"type": "NFKC"}
+    obj["added_tokens"][0]["normalized"] = True
+    with pytest.raises(ValueError, match=r"added_tokens\[0\]\.normalized: true with a normalizer"):
+        tokenforge.load(write(tmp_path, obj))
+    obj["added_tokens"][0]["normalized"] = False
+    assert tokenforge.load(write(tmp_path, obj)).normalizer == "NFKC"
+
+
+@pytest.mark.parametrize("forms,result", [
+    (["NFC"], "NFC"), (["NFD", "NFKC"], "NFKC"), (["NFKC", "NFD"], "NFKD"), (["NFC", "NFD"], "NFD"), ([], None),
+])
+def test_normalizer_sequence(tmp_path, small_json, corpus_texts, forms, result):
+    obj = copy.deepcopy(small_json)
+    obj["normalizer"] = {"type": "Sequence", "normalizers": [{"type": f} for f in forms]}
+    path = write(tmp_path, obj)
+    tok = tokenforge.load(path)
+    assert tok.normalizer == result
+    assert_same_ids(tok, hf.Tokenizer.from_file(str(path)), [corpus_texts["multilingual"]] + EDGE)
+
+
+def test_ignore_is_checked(tmp_path, small_json):
+    with pytest.raises(ValueError, match="ignore= may name"):
+        tokenforge.load(write(tmp_path, small_json), ignore={"model"})
+
+
+def test_added_token_numbering(tmp_path, small_json):
+    # tokenizers ignores the id of an added token that is not in model.vocab and numbers it itself
+    obj = copy.deepcopy(small_json)
+    obj["added_tokens"][0]["id"] = 600
+    assert hf.Tokenizer.from_str(json.dumps(obj)).token_to_id("<|endoftext|>") == 556
+    with pytest.raises(ValueError, match=r"added_tokens\[0\]\.id: 600, but tokenizers numbers '<\|endoftext\|>' 556"):
+        tokenforge.load(write(tmp_path, obj))
+
+
+def test_special_token_reachable_by_ignore_merges(tmp_path, small_json):
+    # with ignore_merges, tokenizers looks a whole piece up in model.vocab, added tokens included
+    obj = copy.deepcopy(small_json)
+    obj["model"]["ignore_merges"] = True
+    obj["model"]["vocab"]["hello"] = 556
+    obj["added_tokens"][0]["content"] = "hello"
+    obj["normalizer"] = {"type": "NFKC"}
+    ref = hf.Tokenizer.from_str(json.dumps(obj))
+    assert ref.encode("ｈｅｌｌｏ").ids == [556]  # made from text, not from the added token's text
+    with pytest.raises(ValueError, match=r"model\.vocab\['hello'\]: with ignore_merges, tokenizers turns the piece 'hello'"):
+        tokenforge.load(write(tmp_path, obj))

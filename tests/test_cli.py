@@ -10,6 +10,7 @@ import pytest
 
 import tokenforge
 from tokenforge import cli, reference
+from tokenforge.formats.listing import render
 
 EOT = "<|endoftext|>"
 
@@ -33,22 +34,20 @@ def test_train_writes_tokenizer_and_listing(tmp_path, corpus, capsys):
     lines = (tmp_path / "out" / "tok.tokenforge.vocab").read_text(encoding="utf-8").splitlines()
     body = [line for line in lines if not line.startswith("#")]
     assert len(body) == 400
-    assert body[10] == "10\t'\\n'"
-    assert body[399] == f"399\t'{EOT}'\tspecial"
-    ranks = {b: i for i, b in tok.vocab.items()}
-    merges = reference.recover_merges({b: i for b, i in ranks.items() if i < 399})
-    for k, (a, b) in enumerate(merges):
-        show = cli.show_token
-        assert body[256 + k] == f"{256 + k}\t'{show(a + b)}'\t= {ranks[a]} '{show(a)}' + {ranks[b]} '{show(b)}'"
+    assert body[10] == "10\t[\\n]"
+    assert body[399] == f"399\t[{EOT}]\tspecial"
+    # each merged token with the two parts it was merged from, recovered independently from the ranks
+    ranks = {b: i for i, b in tok.vocab.items() if i < 399}
+    for k, (a, b) in enumerate(reference.recover_merges(ranks)):
+        assert body[256 + k] == f"{256 + k}\t[{render(a + b)}]\t[{render(a)}] + [{render(b)}]"
     assert capsys.readouterr().err == ""
-
-
-def test_show_token_escapes_control_characters_and_bad_bytes():
-    assert cli.show_token(b" the") == " the"
-    assert cli.show_token(b"a\n\t\r\x00\x1b\\") == "a\\n\\t\\r\\u0000\\u001b\\\\"
-    assert cli.show_token("é\u200b\u2028".encode()) == "é\\u200b\\u2028"
-    assert cli.show_token(b"\xe2\x82") == "\\xe2\\x82"  # half a character
-    assert cli.show_token("😀".encode()) == "😀"
+    # --no-vocab-file, --vocab-file
+    out2 = tmp_path / "b.tokenforge"
+    assert cli.main(["train", str(corpus), "-o", str(out2), "--vocab-size", "300", "-q", "--no-vocab-file"]) == 0
+    assert not (tmp_path / "b.tokenforge.vocab").exists()
+    listing = tmp_path / "listing.txt"
+    assert cli.main(["train", str(corpus), "-o", str(out2), "--vocab-size", "300", "-q", "--vocab-file", str(listing)]) == 0
+    assert listing.read_text(encoding="utf-8").count("\n") == 301
 
 
 def _no_leftovers(folder) -> bool:

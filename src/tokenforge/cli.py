@@ -14,7 +14,6 @@ import argparse
 import os
 import sys
 import time
-import unicodedata
 from pathlib import Path
 
 # --------------------------------------------------------------------------------------------------
@@ -68,56 +67,11 @@ def cmd_train(args) -> int:
     written = [str(output)]
     if not args.no_vocab_file:
         vocab_path = Path(args.vocab_file) if args.vocab_file else output.with_name(output.name + ".vocab")
-        write_vocab_listing(tok, vocab_path)
+        tok.save(vocab_path, format="listing")  # tokenforge.formats.listing: id, token, its two parts
         written.append(str(vocab_path))
     if not args.quiet:
         print(f"trained {tok.n_vocab} tokens in {seconds:.1f} s; wrote {', '.join(written)}", file=sys.stderr)
     return 0
-
-
-def show_token(b: bytes) -> str:
-    """A token's bytes for people: UTF-8 text, with a backslash escape for each control or format
-    character (\\n, \\t, \\r, \\uNNNN), each byte that is not UTF-8 (\\xNN), and the backslash itself."""
-    out = []
-    for ch in b.decode("utf-8", errors="surrogateescape"):
-        o = ord(ch)
-        if 0xDC80 <= o <= 0xDCFF:
-            out.append(f"\\x{o - 0xDC00:02x}")
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch in "\n\t\r":
-            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[ch])
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
-            out.append(f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def vocab_listing(tok) -> str:
-    """One line per id: the id, the token between single quotes, and for a merged token the two
-    tokens it was merged from ("= left_id 'left' + right_id 'right'"); special tokens say so."""
-    ranks = {b: i for i, b in tok.vocab.items() if not tok.is_special_token(i)}
-    parts = {a + b: (a, b) for a, b in tok.merges}
-    lines = [
-        "# tokenforge vocabulary listing: id, 'token', and the two tokens it was merged from.",
-        "# Escapes: \\n \\t \\r \\uNNNN (control and format characters), \\xNN (a byte that is not UTF-8), \\\\.",
-    ]
-    for i, b in tok.vocab.items():
-        if tok.is_special_token(i):
-            lines.append(f"{i}\t'{show_token(b)}'\tspecial")
-        elif b in parts:
-            a, c = parts[b]
-            lines.append(f"{i}\t'{show_token(b)}'\t= {ranks[a]} '{show_token(a)}' + {ranks[c]} '{show_token(c)}'")
-        else:
-            lines.append(f"{i}\t'{show_token(b)}'")
-    return "\n".join(lines) + "\n"
-
-
-def write_vocab_listing(tok, path) -> None:
-    from .load import write_atomic
-
-    write_atomic(Path(path), vocab_listing(tok).encode("utf-8"))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -142,6 +96,7 @@ def cmd_demo(args) -> int:
     import sysconfig
     import tempfile
 
+    from .formats.listing import render
     from .io import load
     from .train import train_bpe
 
@@ -159,15 +114,16 @@ def cmd_demo(args) -> int:
         path = Path(args.output) if args.output else Path(tmp) / "demo.tokenforge"
         tok.save(path)
         loaded = load(path)
-        print(f"trained in {seconds:.2f} s; saved to {path} ({path.stat().st_size / 1e3:.0f} kB) and loaded back")
+        where = str(path) if args.output else "a temporary file (--output PATH keeps it)"
+        print(f"trained in {seconds:.2f} s; saved to {where} ({path.stat().st_size / 1e3:.0f} kB) and loaded back")
     ids = loaded.encode(DEMO_SAMPLE)
     decoded = loaded.decode(ids)
-    pieces = [show_token(loaded.decode_single_token_bytes(i)) for i in ids]
+    pieces = [render(loaded.decode_single_token_bytes(i)) for i in ids]
     print(f"sample ({len(DEMO_SAMPLE.encode())} bytes) -> {len(ids)} tokens: {ids}")
     print("tokens: " + " | ".join(pieces))
     print(f"decode(encode(sample)) == sample: {decoded == DEMO_SAMPLE}")
     longest = max((b for i, b in loaded.vocab.items() if not loaded.is_special_token(i)), key=len)
-    print(f"vocabulary: {loaded.n_vocab} ids ({len(loaded.special_tokens)} special); longest token: '{show_token(longest)}'")
+    print(f"vocabulary: {loaded.n_vocab} ids ({len(loaded.special_tokens)} special); longest token: [{render(longest)}]")
     return 0 if decoded == DEMO_SAMPLE else 1
 
 

@@ -4,7 +4,6 @@ reference, the documented semantics, determinism across threads and chunk sizes,
 from __future__ import annotations
 
 import io
-import os
 import sys
 from collections import Counter
 

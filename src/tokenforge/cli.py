@@ -11,7 +11,6 @@ missing files) print one line on stderr and exit with status 1, never a tracebac
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path

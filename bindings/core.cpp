@@ -317,8 +317,13 @@ struct PyPieceCounter {
     return sp;
   }
 
+  static SplitPattern pattern_of(int pattern) {
+    if (pattern < 0 || pattern > 2) throw nb::value_error("unknown native split pattern");
+    return SplitPattern(pattern);
+  }
+
   PyPieceCounter(int pattern, const std::vector<nb::bytes>& specials)
-      : counter(SplitPattern(pattern), specials_of(specials)) {}
+      : counter(pattern_of(pattern), specials_of(specials)) {}
 
   static const uint8_t* range_of(nb::bytes data, size_t start, size_t end) {
     if (start > end || end > data.size()) throw nb::value_error("invalid range");

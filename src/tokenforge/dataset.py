@@ -39,24 +39,33 @@ def _segments(path: Path, separator: str | None, special_tokens, errors: str) ->
     """Yields (text, ends_document) segments of a file, each cut at a safe cut or a document end,
     holding at most about two chunks of text at a time."""
     with open(path, encoding="utf-8", errors=errors, newline="") as f:
-        pending = ""
-        while True:
-            block = f.read(CHUNK_CHARS)
-            pending += block
-            if separator is not None:
-                *docs, pending = pending.split(separator)
-                for doc in docs:
-                    yield doc, True
-            if not block:
-                if pending or separator is None:
-                    yield pending, True
-                return
-            while len(pending) >= CHUNK_CHARS:
-                cut = safe_cut(pending, special_tokens)
-                if cut <= 0:
-                    break  # no certain boundary yet: read more
-                yield pending[:cut], False
-                pending = pending[cut:]
+        yield from _segments_of(f, separator, special_tokens)
+
+
+def _segments_of(f, separator: str | None, special_tokens, final: bool = True) -> Iterator[tuple[str, bool]]:
+    """_segments of an open text stream. With final=False the stream is a range of a file that does not
+    reach its end (distributed.py): the text after the last separator does not end a document."""
+    pending = ""
+    while True:
+        block = f.read(CHUNK_CHARS)
+        pending += block
+        if separator is not None:
+            *docs, pending = pending.split(separator)
+            for doc in docs:
+                yield doc, True
+        if not block:
+            if not final:
+                if pending:
+                    yield pending, False
+            elif pending or separator is None:
+                yield pending, True
+            return
+        while len(pending) >= CHUNK_CHARS:
+            cut = safe_cut(pending, special_tokens)
+            if cut <= 0:
+                break  # no certain boundary yet: read more
+            yield pending[:cut], False
+            pending = pending[cut:]
 
 
 def encode_files(

@@ -58,6 +58,8 @@ def train_bpe(
     errors: str = "strict",
     verbose: bool = True,
     name: str = "tokenizer",
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> Tokenizer:
     """Trains a byte-level BPE tokenizer on a corpus.
 
@@ -78,10 +80,29 @@ def train_bpe(
             naming the file and byte offset; "replace" counts each bad sequence as U+FFFD.
         verbose: progress bars on stderr (only when stderr is a terminal).
         name: the tokenizer's name.
+        engine: "local" (native threads in this process) or "ray": counting runs as Ray tasks over
+            byte ranges of the files, the counts are reduced as a tree on the cluster and the merge
+            loop runs here (tokenforge.distributed; same result; files only, on storage every node
+            reads; num_workers is then the threads of each task, default 1).
+        ray_address: with engine="ray", the cluster to connect to (ray.init's address, e.g. "auto" or
+            "ray://head:10001"); None starts a local Ray or uses the one already initialized.
 
     Raises ValueError for a vocab_size too small, an empty corpus, or invalid UTF-8;
-    FileNotFoundError / IsADirectoryError for a bad path; TypeError for arguments of the wrong type.
+    FileNotFoundError / IsADirectoryError for a bad path; TypeError for arguments of the wrong type;
+    ImportError for engine="ray" without Ray installed.
     """
+    if engine == "ray":
+        from .distributed import train_bpe_ray
+
+        return train_bpe_ray(
+            source, vocab_size, pattern=pattern, special_tokens=special_tokens, min_frequency=min_frequency,
+            num_workers=num_workers, chunk_size=chunk_size, errors=errors, verbose=verbose, name=name,
+            address=ray_address,
+        )
+    if engine != "local":
+        raise ValueError(f'engine must be "local" or "ray", got {engine!r}')
+    if ray_address is not None:
+        raise ValueError('ray_address is only used with engine="ray"')
     plan = _Plan(vocab_size, pattern, special_tokens, min_frequency, verbose, name)
     threads = _workers(num_workers)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
@@ -287,16 +308,20 @@ class _Counting:
             self.special_re = regex.compile("|".join(map(regex.escape, specials))) if specials else None
             self.table: Counter = Counter()
 
-    def count_file(self, path, chunk_size: int, errors: str, bar) -> None:
+    def count_file(self, path, chunk_size: int, errors: str, bar, range_start: int = 0, range_end: int | None = None) -> None:
         """Reads the file chunk_size bytes at a time; counts up to the last safe cut of each chunk and
-        carries the rest over to be counted with the next chunk's text up to its first cut."""
+        carries the rest over to be counted with the next chunk's text up to its first cut.
+
+        With range_start / range_end only those bytes of the file are counted (distributed.py gives each
+        task a range whose ends are safe cuts or the ends of the file)."""
         name = os.fspath(path)
         carry: list[bytes] = []  # text after the last cut, not counted yet
         carried = 0
-        offset = 0  # the file offset of the next block
+        offset = range_start  # the file offset of the next block
         with open(path, "rb") as f:
+            f.seek(range_start)
             while True:
-                block = f.read(chunk_size)
+                block = f.read(chunk_size if range_end is None else min(chunk_size, range_end - offset))
                 if not block:
                     if carried:
                         self._count_range(b"".join(carry), 0, carried, offset - carried, name, errors)

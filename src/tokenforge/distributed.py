@@ -225,7 +225,7 @@ def count_files_ray(
     """The pre-token count of the files as a native PieceCounter, counted and reduced on Ray.
 
     plan is a train._Plan (pattern, special tokens). stats, if given, receives the number of ranges,
-    of reduce tasks and the root table's size."""
+    of reduce tasks and levels, and the root table's size."""
     if fanout < 2:
         raise ValueError(f"fanout must be at least 2, got {fanout!r}")
     if isinstance(range_size, bool) or not isinstance(range_size, int) or range_size < 1:
@@ -243,13 +243,14 @@ def count_files_ray(
     merge = ray.remote(_merge).options(max_retries=max_retries, retry_exceptions=False)
     plan_ref = ray.put(plan)
     level = [count.remote(plan_ref, p, s, e, chunk_size, errors, threads, _crash_once) for p, s, e in ranges]
-    merges = 0
+    merges = levels = 0
     while len(level) > 1:
         level = [merge.remote(_crash_once, *level[i:i + fanout]) for i in range(0, len(level), fanout)]
         merges += len(level)
+        levels += 1
     root = ray.get(level[0])
     if stats is not None:
-        stats.update(ranges=len(ranges), merge_tasks=merges, unique_pieces=len(root), table_bytes=root.nbytes)
+        stats.update(ranges=len(ranges), merge_tasks=merges, merge_levels=levels, unique_pieces=len(root), table_bytes=root.nbytes)
     return merge_tables([root])
 
 

@@ -1,0 +1,238 @@
+"""tokenforge.distributed: counting, training and encoding on a real local Ray cluster, against the
+local paths; a worker that dies mid-run is retried and the result is unchanged.
+
+One Ray instance (2 CPUs, 127.0.0.1, no dashboard) serves the whole module and is shut down at its end.
+Without Ray the cluster tests are skipped; the missing-Ray error is tested with Ray hidden.
+"""
+
+import os
+import sys
+import time
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import tokenforge
+from tokenforge import _core, distributed
+from tokenforge.dataset import encode_files, read_ids
+from tokenforge.train import _Counting, _Plan
+
+EOT = "<|endoftext|>"
+
+
+# --------------------------------------------------------------------------------------------------
+# Without Ray
+
+
+def test_engine_ray_without_ray_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
+    path = tmp_path / "a.txt"
+    path.write_text("hello world\n")
+    with pytest.raises(ImportError, match=r"pip install \"tokenforge\[ray\]\""):
+        tokenforge.train_bpe(path, 300, engine="ray", verbose=False)
+    tok = tokenforge.train_bpe(path, 300, verbose=False)  # the local engine does not need Ray
+    with pytest.raises(ImportError, match=r"tokenforge\[ray\]"):
+        distributed.encode_files_ray(tok, [path], tmp_path / "out", add_eot=False)
+
+
+def test_engine_argument_checked(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("hello world\n")
+    with pytest.raises(ValueError, match="engine"):
+        tokenforge.train_bpe(path, 300, engine="spark", verbose=False)
+    with pytest.raises(ValueError, match="ray_address"):
+        tokenforge.train_bpe(path, 300, ray_address="auto", verbose=False)
+
+
+# --------------------------------------------------------------------------------------------------
+# A local cluster
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'tokenforge[ray]')")
+    env = {k: os.environ[k] for k in distributed.FORWARDED_ENV if k in os.environ}
+    saved = os.environ.pop("RAY_ADDRESS", None)
+    # address="local": always a new instance of our own, never a cluster someone else started here.
+    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             runtime_env={"env_vars": env}, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        if saved is not None:
+            os.environ["RAY_ADDRESS"] = saved
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, corpus_texts):
+    """Several files of mixed text with special tokens in them, and an empty one."""
+    folder = tmp_path_factory.mktemp("ray-corpus")
+    texts = {
+        "shakespeare.txt": corpus_texts["shakespeare"][:300_000].replace("\n\n", f"\n\n{EOT}"),
+        "code.txt": corpus_texts["stdlib"][:200_000],
+        "multi.txt": (corpus_texts["multilingual"] + EOT) * 20,
+        "stories.txt": corpus_texts["tinystories"][:150_000],
+        "empty.txt": "",
+    }
+    paths = []
+    for name, text in texts.items():
+        (folder / name).write_text(text, encoding="utf-8", newline="")
+        paths.append(folder / name)
+    return paths
+
+
+def local_counts(paths, pattern="cl100k", specials=(EOT,)):
+    plan = _Plan(300, pattern, specials, 1, False, "x")
+    counting = _Counting(plan, 1)
+    for p in paths:
+        counting.count_file(p, 1 << 20, "strict", _NoBar())
+    return dict(counting.finish().items())
+
+
+class _NoBar:
+    def update(self, n=1):
+        pass
+
+
+def test_workers_run_this_python_and_this_tokenforge(ray_cluster):
+    @ray_cluster.remote
+    def where():
+        import sys
+
+        import tokenforge
+
+        return sys.executable, tokenforge.__file__, os.environ.get("TIKTOKEN_CACHE_DIR")
+
+    assert ray_cluster.get(where.remote()) == (sys.executable, tokenforge.__file__, os.environ["TIKTOKEN_CACHE_DIR"])
+
+
+def test_ranges_end_at_safe_cuts(files):
+    text = files[0].read_bytes()
+    cutter = _core.PieceCounter(1, [EOT.encode()])
+    ranges = distributed.file_ranges(files[0], len(text), 10_000, cutter)
+    assert len(ranges) > 20
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(text)
+    assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(ranges, ranges[1:]))
+    # each cut is one the counter itself would use (seen from somewhere before it)
+    for _, end in ranges[:-1]:
+        window = text[end - 100:end + 100]
+        assert any(cutter.first_cut(window, k, len(window)) == 100 for k in range(100))
+
+
+@pytest.mark.parametrize("pattern", ["cl100k", "o200k", "gpt2"])
+def test_counts_exact_and_merges_identical(ray_cluster, files, pattern):
+    plan = _Plan(2000, pattern, [EOT], 1, False, "x")
+    stats = {}
+    counter = distributed.count_files_ray(plan, files, chunk_size=4096, range_size=20_000, fanout=3, stats=stats)
+    assert stats["ranges"] > 25 and stats["merge_levels"] >= 3  # many ranges, a tree several levels deep
+    assert dict(counter.items()) == local_counts(files, pattern)
+    local = tokenforge.train_bpe(files, 2000, pattern=pattern, special_tokens=[EOT], verbose=False)
+    ray_tok = distributed.train_bpe_ray(files, 2000, pattern=pattern, special_tokens=[EOT], verbose=False,
+                                        range_size=20_000, fanout=3)
+    assert ray_tok.merges == local.merges
+    assert ray_tok._state() == local._state()
+    assert len(local.merges) == 2000 - 256 - 1
+
+
+def test_train_bpe_engine_ray(ray_cluster, files):
+    local = tokenforge.train_bpe(files, 1500, special_tokens=[EOT], verbose=False)
+    ray_tok = tokenforge.train_bpe(files, 1500, special_tokens=[EOT], verbose=False, engine="ray", num_workers=2)
+    assert ray_tok._state() == local._state()
+    # train_bpe_from_counts on the counts (as str keys, as a Spark job would write them): the same tokenizer
+    counts = {p.decode("utf-8"): c for p, c in local_counts(files).items()}
+    assert tokenforge.train_bpe_from_counts(counts, 1500, special_tokens=[EOT], verbose=False)._state() == local._state()
+
+
+def test_custom_pattern_and_replace_errors(ray_cluster, tmp_path, files):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(files[2].read_bytes()[:5000] + b"\xff\xfe broken \xc3 x\n" + files[0].read_bytes()[:20000])
+    pat = r"\s?\w+|[^\w\s]+|\s+"
+    local = tokenforge.train_bpe([bad, files[3]], 700, pattern=pat, errors="replace", verbose=False)
+    ray_tok = distributed.train_bpe_ray([bad, files[3]], 700, pattern=pat, errors="replace", verbose=False,
+                                        range_size=3000)
+    assert ray_tok._state() == local._state()
+    with pytest.raises(ValueError, match=r"invalid UTF-8 at byte offset 5000"):
+        distributed.train_bpe_ray([bad], 700, verbose=False, range_size=3000)
+
+
+def test_train_rejects_texts_and_bad_paths(ray_cluster, tmp_path):
+    with pytest.raises(TypeError, match="files"):
+        tokenforge.train_bpe(iter(["a b c"]), 300, engine="ray", verbose=False)
+    with pytest.raises(FileNotFoundError):
+        tokenforge.train_bpe([tmp_path / "missing.txt"], 300, engine="ray", verbose=False)
+    with pytest.raises(ValueError, match="empty"):
+        (tmp_path / "e.txt").write_text("")
+        tokenforge.train_bpe([tmp_path / "e.txt"], 300, engine="ray", verbose=False)
+
+
+@pytest.fixture(scope="module")
+def trained(files):
+    return tokenforge.train_bpe(files, 1000, special_tokens=[EOT], verbose=False)
+
+
+@pytest.mark.parametrize("separator", [None, EOT])
+@pytest.mark.parametrize("which", ["trained", "cl100k_base"])
+def test_encode_files_identical_to_local(ray_cluster, files, trained, tmp_path, separator, which):
+    tok = trained if which == "trained" else tokenforge.get_encoding(which)  # a named one pickles by name
+    encode_files(tok, files, tmp_path / "local.bin", separator=separator)
+    index = distributed.encode_files_ray(tok, files, tmp_path / "shards", separator=separator, shard_size=30_000)
+    assert len(index["shards"]) > 2 * len(files)  # files cut into several shards
+    ids = distributed.read_shards(tmp_path / "shards")
+    expected = np.asarray(read_ids(tmp_path / "local.bin"))
+    assert index["count"] == len(expected) == sum(s["count"] for s in index["shards"])
+    assert index["dtype"] == expected.dtype.name
+    np.testing.assert_array_equal(ids, expected)
+    with pytest.raises(FileExistsError):
+        distributed.encode_files_ray(tok, files, tmp_path / "shards")
+
+
+def test_encode_cuts_keep_away_from_the_separator(ray_cluster, tmp_path):
+    # a separator that contains a safe cut ("x\nA"): a shard must never start inside it
+    sep = "end\nAND"
+    text = "".join(f"doc {i} says hello\nWorld{sep}" for i in range(3000))
+    path = tmp_path / "s.txt"
+    path.write_text(text)
+    tok = tokenforge.train_bpe(path, 400, special_tokens=[EOT], verbose=False)
+    encode_files(tok, [path], tmp_path / "local.bin", separator=sep)
+    index = distributed.encode_files_ray(tok, [path], tmp_path / "shards", separator=sep, shard_size=2000)
+    assert len(index["shards"]) > 10
+    data = path.read_bytes()
+    for s in index["shards"][1:]:
+        assert sep.encode() not in data[s["start"] - len(sep) + 1:s["start"] + len(sep) - 1]
+    np.testing.assert_array_equal(distributed.read_shards(tmp_path / "shards"), read_ids(tmp_path / "local.bin"))
+
+
+# --------------------------------------------------------------------------------------------------
+# Fault tolerance: a task kills its own worker process on its first attempt (marker file), Ray retries
+
+
+@pytest.mark.parametrize("kind", ["count", "merge"])
+def test_killed_worker_is_retried_training(ray_cluster, files, tmp_path, kind):
+    marker = tmp_path / f"crashed-{kind}"
+    local = tokenforge.train_bpe(files, 1200, special_tokens=[EOT], verbose=False)
+    tok = distributed.train_bpe_ray(files, 1200, special_tokens=[EOT], verbose=False, range_size=50_000,
+                                    _crash_once=(kind, str(marker)))
+    assert marker.exists()  # a worker did die (its pid is in the marker)
+    assert int(marker.read_text()) != os.getpid()
+    assert tok._state() == local._state()
+
+
+def test_killed_worker_without_retries_fails(ray_cluster, files, tmp_path):
+    # the same crash with max_retries=0 is an error: the test above passes because of Ray's retry
+    marker = tmp_path / "crashed"
+    with pytest.raises(ray_cluster.exceptions.WorkerCrashedError):
+        distributed.train_bpe_ray(files, 1200, special_tokens=[EOT], verbose=False, range_size=50_000,
+                                  max_retries=0, _crash_once=("count", str(marker)))
+    assert marker.exists()
+
+
+def test_killed_worker_is_retried_encoding(ray_cluster, files, trained, tmp_path):
+    marker = tmp_path / "crashed"
+    encode_files(trained, files, tmp_path / "local.bin", separator=EOT)
+    distributed.encode_files_ray(trained, files, tmp_path / "shards", separator=EOT, shard_size=50_000,
+                                 _crash_once=("encode", str(marker)))
+    assert marker.exists()
+    np.testing.assert_array_equal(distributed.read_shards(tmp_path / "shards"), read_ids(tmp_path / "local.bin"))
+    assert not [p for p in os.listdir(tmp_path / "shards") if p.endswith(".partial")]

@@ -1,7 +1,7 @@
 """tokenforge.distributed: counting, training and encoding on a real local Ray cluster, against the
 local paths; a worker that dies mid-run is retried and the result is unchanged.
 
-One Ray instance (2 CPUs, 127.0.0.1, no dashboard) serves the whole module and is shut down at its end.
+One Ray instance of the tests' own (2 CPUs, no dashboard) serves the whole module and is shut down at its end.
 Without Ray the cluster tests are skipped; the missing-Ray error is tested with Ray hidden.
 """
 
@@ -55,8 +55,10 @@ def ray_cluster():
     env = {k: os.environ[k] for k in distributed.FORWARDED_ENV if k in os.environ}
     saved = os.environ.pop("RAY_ADDRESS", None)
     # address="local": always a new instance of our own, never a cluster someone else started here.
-    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             runtime_env={"env_vars": env}, log_to_driver=False)
+    # (Ray 2.x gives no way to listen on 127.0.0.1 only: its gRPC servers bind 0.0.0.0 and it replaces
+    # a loopback node address by the machine's; nothing here connects anywhere but this machine.)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, runtime_env={"env_vars": env},
+             log_to_driver=False)
     try:
         yield ray
     finally:
@@ -153,8 +155,12 @@ def test_custom_pattern_and_replace_errors(ray_cluster, tmp_path, files):
     ray_tok = distributed.train_bpe_ray([bad, files[3]], 700, pattern=pat, errors="replace", verbose=False,
                                         range_size=3000)
     assert ray_tok._state() == local._state()
-    with pytest.raises(ValueError, match=r"invalid UTF-8 at byte offset 5000"):
+    with pytest.raises(ValueError, match=r"invalid UTF-8 at byte offset 5000") as info:
         distributed.train_bpe_ray([bad], 700, verbose=False, range_size=3000)
+    assert type(info.value) is ValueError  # the task's error itself, not Ray's wrapper
+    tok = tokenforge.train_bpe([files[3]], 300, special_tokens=[EOT], verbose=False)
+    with pytest.raises(ValueError, match=r"not UTF-8"):
+        distributed.encode_files_ray(tok, [bad], tmp_path / "out", shard_size=3000)
 
 
 def test_train_rejects_texts_and_bad_paths(ray_cluster, tmp_path):
@@ -189,9 +195,10 @@ def test_encode_files_identical_to_local(ray_cluster, files, trained, tmp_path, 
 
 
 def test_encode_cuts_keep_away_from_the_separator(ray_cluster, tmp_path):
-    # a separator that contains a safe cut ("x\nA"): a shard must never start inside it
+    # a separator that contains a safe cut ("d\nA"), and text where it is the nearest cut but for
+    # " hello world" in one document of ten: a shard must never start inside the separator
     sep = "end\nAND"
-    text = "".join(f"doc {i} says hello\nWorld{sep}" for i in range(3000))
+    text = "".join(f"item{i}=({i},{i * 7});" + (" hello world" if i % 10 == 0 else "") + sep for i in range(3000))
     path = tmp_path / "s.txt"
     path.write_text(text)
     tok = tokenforge.train_bpe(path, 400, special_tokens=[EOT], verbose=False)

@@ -86,6 +86,17 @@ def connect(address: str | None = None):
     return ray
 
 
+def _get(ray, refs):
+    """ray.get, with an error in the input (raised in a task) re-raised as itself, not wrapped."""
+    try:
+        return ray.get(refs)
+    except ray.exceptions.RayTaskError as e:
+        cause = getattr(e, "cause", None)
+        if isinstance(cause, (ValueError, TypeError, OSError)):
+            raise cause from None
+        raise
+
+
 def _crash_if_asked(crash_once, kind: str) -> None:
     """Fault injection for the tests: crash_once = (kind, marker path). The first task of that kind to
     create the marker kills its own worker process (as a machine failure would); Ray retries it."""
@@ -248,7 +259,7 @@ def count_files_ray(
         level = [merge.remote(_crash_once, *level[i:i + fanout]) for i in range(0, len(level), fanout)]
         merges += len(level)
         levels += 1
-    root = ray.get(level[0])
+    root = _get(ray, level[0])
     if stats is not None:
         stats.update(ranges=len(ranges), merge_tasks=merges, merge_levels=levels, unique_pieces=len(root), table_bytes=root.nbytes)
     return merge_tables([root])
@@ -439,7 +450,7 @@ def encode_files_ray(
     refs = [encode.remote(tok_ref, str(f), s, e, final, separator, eot, errors, str(out_dir / n), num_threads,
                           _crash_once)
             for n, (f, s, e, final) in zip(names, shards)]
-    counts = ray.get(refs)
+    counts = _get(ray, refs)
     index = {
         "format": "tokenforge-shards",
         "dtype": dtype.name,

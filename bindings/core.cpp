@@ -307,6 +307,14 @@ NB_MODULE(_core, m) {
 
 namespace {
 
+// A vector handed to numpy without a copy (the array owns it).
+template <class T>
+nb::ndarray<nb::numpy, T> numpy_of(std::vector<T>* v) {
+  nb::capsule owner(v, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  size_t shape[1] = {v->size()};
+  return nb::ndarray<nb::numpy, T>(v->data(), 1, shape, owner);
+}
+
 struct PyPieceCounter {
   PieceCounter counter;
 
@@ -368,6 +376,47 @@ struct PyPieceCounter {
   }
 
   size_t size() { return counter.counts().size(); }
+
+  // The table as three flat arrays (distributed.PieceTable): the pieces back to back (uint8), where
+  // each one ends (int64), its count (uint64). No Python object per piece.
+  nb::tuple table() {
+    auto* data = new std::vector<uint8_t>();
+    auto* ends = new std::vector<int64_t>();
+    auto* counts = new std::vector<uint64_t>();
+    {
+      nb::gil_scoped_release release;
+      ends->reserve(counter.counts().size());
+      counts->reserve(counter.counts().size());
+      counter.counts().for_each([&](const uint8_t* p, size_t n, uint64_t c) {
+        data->insert(data->end(), p, p + n);
+        ends->push_back(int64_t(data->size()));
+        counts->push_back(c);
+      });
+    }
+    return nb::make_tuple(numpy_of(data), numpy_of(ends), numpy_of(counts));
+  }
+
+  // Adds a table in table()'s layout (counts of pieces already present are summed).
+  void add_table(nb::ndarray<const uint8_t, nb::ndim<1>, nb::c_contig> data,
+                 nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> ends,
+                 nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig> counts) {
+    size_t n = ends.shape(0);
+    if (counts.shape(0) != n) throw nb::value_error("a table needs one end offset per count");
+    const uint8_t* d = data.data();
+    const int64_t* e = ends.data();
+    const uint64_t* c = counts.data();
+    int64_t prev = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (e[i] < prev || size_t(e[i]) > data.shape(0)) throw nb::value_error("a table's end offsets must be sorted and within its data");
+      prev = e[i];
+    }
+    nb::gil_scoped_release release;
+    prev = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (c[i]) counter.add_piece(d + prev, size_t(e[i] - prev), c[i]);
+      prev = e[i];
+    }
+  }
 
   nb::list items() {
     nb::list out;
@@ -436,6 +485,8 @@ void register_training(nb::module_& m) {
       .def("last_cut", &PyPieceCounter::last_cut, nb::arg("data"), nb::arg("start"), nb::arg("end"))
       .def("first_cut", &PyPieceCounter::first_cut, nb::arg("data"), nb::arg("start"), nb::arg("end"))
       .def("items", &PyPieceCounter::items)
+      .def("table", &PyPieceCounter::table)
+      .def("add_table", &PyPieceCounter::add_table, nb::arg("data"), nb::arg("ends"), nb::arg("counts"))
       .def("__len__", &PyPieceCounter::size);
   nb::class_<PyBpeTrainer>(m, "BpeTrainer")
       .def(nb::init<size_t, uint64_t>(), nb::arg("max_new_tokens"), nb::arg("min_frequency"))

@@ -45,6 +45,25 @@ def test_engine_argument_checked(tmp_path):
         tokenforge.train_bpe(path, 300, ray_address="auto", verbose=False)
 
 
+def test_piece_table_round_trip():
+    counter = _core.PieceCounter(1, [])
+    text = b"the cat sat on the mat, the end\n\xe4\xb8\xad\xe6\x96\x87 \x00\x00 x"
+    counter.count_bytes(text, 0, len(text), 1)
+    counter.add([(b"the", 1 << 40)])
+    table = distributed.PieceTable.of_counter(counter)
+    assert (table.data.dtype, table.ends.dtype, table.counts.dtype) == (np.uint8, np.int64, np.uint64)
+    assert dict(table.items()) == dict(counter.items()) and len(table) == len(counter)
+    frozen = distributed.PieceTable(*(np.frombuffer(a.tobytes(), a.dtype) for a in table))  # read-only, as from Ray
+    doubled = distributed.merge_tables([frozen, table])
+    assert dict(doubled.items()) == {p: 2 * c for p, c in counter.items()}
+    empty = distributed.PieceTable.of_counter(_core.PieceCounter(0, []))
+    assert len(empty) == 0 and len(distributed.merge_tables([empty])) == 0
+    with pytest.raises(ValueError, match="end offsets"):
+        _core.PieceCounter(0, []).add_table(table.data, table.ends[::-1].copy(), table.counts)
+    with pytest.raises(ValueError, match="one end offset per count"):
+        _core.PieceCounter(0, []).add_table(table.data, table.ends, table.counts[1:].copy())
+
+
 # --------------------------------------------------------------------------------------------------
 # A local cluster
 

@@ -150,7 +150,7 @@ def main() -> int:
     print(f"  unique pieces: {u_quarter:,} in the first quarter, {u_whole:,} in the whole file "
           f"(growth exponent {heaps:.2f}); {len(tables[0]):,} in one {args.range_size >> 20} MiB range")
     print(f"  table bytes per unique piece: {bytes_per_piece:.1f}")
-    print(f"  merging tables (unpack, add, repack; Python): {per_entry * 1e9:.0f} ns per input piece")
+    print(f"  merging tables (add_table into a native counter, then table()): {per_entry * 1e9:.0f} ns per input piece")
     print(f"  merge loop, vocab {args.vocab}, from {u_whole:,} pieces: {train_from:.2f} s")
     ray.shutdown()
 

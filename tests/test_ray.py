@@ -53,7 +53,7 @@ def test_piece_table_round_trip():
     table = distributed.PieceTable.of_counter(counter)
     assert (table.data.dtype, table.ends.dtype, table.counts.dtype) == (np.uint8, np.int64, np.uint64)
     assert dict(table.items()) == dict(counter.items()) and len(table) == len(counter)
-    frozen = distributed.PieceTable(*(np.frombuffer(a.tobytes(), a.dtype) for a in table))  # read-only, as from Ray
+    frozen = distributed.PieceTable(*(np.frombuffer(a.tobytes(), a.dtype) for a in (table.data, table.ends, table.counts)))  # read-only, as from Ray
     doubled = distributed.merge_tables([frozen, table])
     assert dict(doubled.items()) == {p: 2 * c for p, c in counter.items()}
     empty = distributed.PieceTable.of_counter(_core.PieceCounter(0, []))

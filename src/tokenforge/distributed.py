@@ -41,7 +41,8 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterable, NamedTuple, Sequence
+from dataclasses import dataclass
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -115,11 +116,13 @@ def _crash_if_asked(crash_once, kind: str) -> None:
 # Tables of pre-token counts
 
 
-class PieceTable(NamedTuple):
-    """A pre-token count in three flat arrays (what tasks return: no Python object per piece).
+@dataclass(frozen=True)
+class PieceTable:
+    """A pre-token count in three flat arrays (what tasks return: no Python object per piece; Ray
+    moves numpy arrays without copying them into Python objects).
 
     data: uint8, the pieces back to back; ends: int64, where each piece ends in data;
-    counts: uint64, the count of each piece."""
+    counts: uint64, the count of each piece. len() is the number of pieces."""
 
     data: np.ndarray
     ends: np.ndarray

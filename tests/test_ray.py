@@ -187,8 +187,10 @@ def test_train_rejects_texts_and_bad_paths(ray_cluster, tmp_path):
         tokenforge.train_bpe(iter(["a b c"]), 300, engine="ray", verbose=False)
     with pytest.raises(FileNotFoundError):
         tokenforge.train_bpe([tmp_path / "missing.txt"], 300, engine="ray", verbose=False)
+    (tmp_path / "e.txt").write_text("")
+    with pytest.raises(ValueError, match="largest node of the Ray cluster has 2"):  # rather than wait forever
+        tokenforge.train_bpe([tmp_path / "e.txt"], 300, engine="ray", num_workers=3, verbose=False)
     with pytest.raises(ValueError, match="empty"):
-        (tmp_path / "e.txt").write_text("")
         tokenforge.train_bpe([tmp_path / "e.txt"], 300, engine="ray", verbose=False)
 
 

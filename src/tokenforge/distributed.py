@@ -87,6 +87,14 @@ def connect(address: str | None = None):
     return ray
 
 
+def _check_cpus(ray, cpus: int) -> None:
+    """A task asking for more CPUs than any node has would wait forever: say so instead."""
+    most = max((n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")), default=0)
+    if cpus > most:
+        raise ValueError(f"each task asks for {cpus} CPUs (its native threads: num_workers / num_threads) "
+                         f"but the largest node of the Ray cluster has {most:g}")
+
+
 def _get(ray, refs):
     """ray.get, with an error in the input (raised in a task) re-raised as itself, not wrapped."""
     try:
@@ -240,6 +248,7 @@ def count_files_ray(
     if isinstance(range_size, bool) or not isinstance(range_size, int) or range_size < 1:
         raise ValueError(f"range_size must be a positive int, got {range_size!r}")
     ray = connect(address)
+    _check_cpus(ray, threads)
     cutter = _core.PieceCounter(max(plan.native, 0), [s.encode("utf-8") for s in plan.specials])
     ranges = []
     for path in paths:
@@ -441,6 +450,7 @@ def encode_files_ray(
             shards.append((f, s, e, j == len(ranges) - 1))
 
     ray = connect(address)
+    _check_cpus(ray, num_threads)
     encode = ray.remote(_encode_shard).options(num_cpus=num_threads, max_retries=max_retries,
                                                retry_exceptions=False)
     tok_ref = ray.put(tok)

@@ -7,8 +7,6 @@ Without Ray the cluster tests are skipped; the missing-Ray error is tested with 
 
 import os
 import sys
-import time
-from collections import Counter
 
 import numpy as np
 import pytest
@@ -220,6 +218,10 @@ def test_encode_files_identical_to_local(ray_cluster, files, trained, tmp_path, 
     np.testing.assert_array_equal(ids, expected)
     with pytest.raises(FileExistsError):
         distributed.encode_files_ray(tok, files, tmp_path / "shards")
+    if which == "trained":  # overwrite with fewer shards: the extra ones of the first run are removed
+        index = distributed.encode_files_ray(tok, files, tmp_path / "shards", separator=separator, overwrite=True)
+        assert sorted(p for p in os.listdir(tmp_path / "shards") if p.startswith("shard-")) == [s["file"] for s in index["shards"]]
+        np.testing.assert_array_equal(distributed.read_shards(tmp_path / "shards"), expected)
 
 
 def test_encode_cuts_keep_away_from_the_separator(ray_cluster, tmp_path):

@@ -473,7 +473,19 @@ def encode_files_ray(
             for n, (f, s, e, _), c in zip(names, shards, counts)
         ],
     }
+    stale = set()
+    if index_path.exists():  # overwrite: shards of the previous run that this one did not rewrite
+        try:
+            stale = {s["file"] for s in json.loads(index_path.read_text())["shards"]} - set(names)
+        except (ValueError, KeyError, TypeError):
+            pass
     write_atomic(index_path, json.dumps(index, indent=1).encode())
+    for name in stale:
+        if os.path.basename(name) == name:
+            try:
+                os.unlink(out_dir / name)
+            except OSError:
+                pass
     return index
 
 

@@ -50,8 +50,22 @@ def _stop(server, thread):
 
 
 @pytest.fixture(scope="module")
-def server(small_tokenizer_file):
-    server, thread = _start(tokenizer_files=[small_tokenizer_file])
+def tags_tokenizer_file(tmp_path_factory) -> pathlib.Path:
+    """A tokenizer whose pieces are whole HTML tags, each one token: if the page ever parsed a
+    token's text as markup, these would become elements (tiktoken-style vocabularies split tags
+    into several tokens, which would hide such a bug)."""
+    ranks = {bytes([i]): i for i in range(256)}
+    for tag in ("<img src=x onerror=alert(1)>", "<b>", "</b>", "<script>", "</script>", "&lt;"):
+        ranks[tag.encode()] = len(ranks)
+    tok = tokenforge.Tokenizer.from_ranks(ranks, pattern=r"<[^>]*>|&[a-z]+;|[^<&]+", name="tags")
+    path = tmp_path_factory.mktemp("tok") / "tags.tokenizer.json"
+    tok.save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(small_tokenizer_file, tags_tokenizer_file):
+    server, thread = _start(tokenizer_files=[small_tokenizer_file, tags_tokenizer_file])
     yield server
     _stop(server, thread)
 
@@ -95,7 +109,10 @@ def test_lists_pretrained_and_file_tokenizers(server):
     assert status == 200
     listed = json.loads(data)["tokenizers"]
     expected = [{"name": n, "kind": "pretrained"} for n in tokenforge.list_encoding_names()]
-    assert listed == expected + [{"name": "tiny.tokenizer.json", "kind": "file"}]
+    assert listed == expected + [
+        {"name": "tiny.tokenizer.json", "kind": "file"},
+        {"name": "tags.tokenizer.json", "kind": "file"},
+    ]
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "gpt2", "o200k_base"])
@@ -166,6 +183,10 @@ def test_html_is_returned_as_data_not_markup(server):
     status, answer = tokenize(server, INJECTION)
     assert status == 200
     assert "".join(t["text"] for t in answer["tokens"]) == INJECTION
+    status, answer = tokenize(server, INJECTION + " &lt;", "tags.tokenizer.json")
+    assert status == 200
+    texts = [t["text"] for t in answer["tokens"]]
+    assert "<img src=x onerror=alert(1)>" in texts and "<script>" in texts and "&lt;" in texts
 
 
 def test_unknown_tokenizer_is_a_clear_400(server):
@@ -342,7 +363,7 @@ def _wait(predicate, what, timeout=20.0):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_page_in_headless_chromium(server):
+def test_page_in_headless_chromium(server, tags_tokenizer_file):
     from selenium.common.exceptions import NoAlertPresentException
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
@@ -413,6 +434,21 @@ def test_page_in_headless_chromium(server):
         box.send_keys(" more")
         _wait(lambda: count(pane_a) == str(len(cl100k.encode_ordinary(text + " more"))), "the new count")
         _wait(lambda: count(pane_b) == str(len(gpt2_ids) + 1), "the new gpt2 count")
+
+        # A tokenizer whose tokens are whole tags: still only text on the page.
+        Select(pane_a.find_element(By.CSS_SELECTOR, "select")).select_by_value("tags.tokenizer.json")
+        box.send_keys(" &lt;")
+        full = text + " more &lt;"
+        tags_tok = tokenforge.load(tags_tokenizer_file)
+        _wait(lambda: count(pane_a) == str(len(tags_tok.encode(full))), "the tags tokenizer's count")
+        assert "<img src=x onerror=alert(1)>" in span_texts(pane_a)
+        assert "&lt;" in span_texts(pane_a)
+        assert "".join(span_texts(pane_a)) == full
+        assert driver.find_elements(By.CSS_SELECTOR, "main img, main b, main script") == []
+        assert driver.execute_script("return window.pwned === undefined")
+        # Back to cl100k_base for the screenshot.
+        Select(pane_a.find_element(By.CSS_SELECTOR, "select")).select_by_value("cl100k_base")
+        _wait(lambda: count(pane_a) == str(len(cl100k.encode_ordinary(full))), "the cl100k count")
 
         OUTPUT_DIR.mkdir(exist_ok=True)
         shot = OUTPUT_DIR / "visualizer.png"

@@ -327,6 +327,9 @@ class VisualizerServer(ThreadingHTTPServer):
     """The HTTP server; `url` is where the page is. Stop it with shutdown() and server_close()."""
 
     daemon_threads = True  # connections in progress do not keep the process alive
+    # socketserver's default backlog of 5 resets connections when a burst arrives while the
+    # accepting thread waits for the GIL (e.g. while a vocabulary loads).
+    request_queue_size = 128
 
     def __init__(self, address, tokenizers: TokenizerSet, *, max_body: int, max_tokens: int, verbose: bool):
         super().__init__(address, _Handler)

@@ -149,6 +149,17 @@ def test_split_character_is_shown_once(server):
     assert b"".join(bytes.fromhex(t["bytes"]) for t in tokens) == text.encode()
 
 
+def test_lone_surrogate_from_the_browser(server):
+    # JSON.stringify sends a lone surrogate as "\ud800": encoded as U+FFFD, as tiktoken does.
+    body = b'{"text": "a\\ud800b", "tokenizer": "cl100k_base"}'
+    status, _, data = request(server, "POST", "/api/tokenize", body, {"Content-Type": "application/json"})
+    assert status == 200
+    answer = json.loads(data)
+    enc = tokenforge.get_encoding("cl100k_base")
+    assert [t["id"] for t in answer["tokens"]] == enc.encode("a\ud800b") == enc.encode("a\ufffdb")
+    assert "".join(t["text"] for t in answer["tokens"]) == "a\ufffdb"
+
+
 def test_token_pieces_attributes_characters_to_their_first_byte():
     assert serve.token_pieces([b"a\xe7\x8b", b"\x90b"]) == [("a狐", True), ("b", True)]
     assert serve.token_pieces([b"\xf0", b"\x9f", b"\x98", b"\x80!"]) == [("😀", True), ("", True), ("", True), ("!", True)]

@@ -461,6 +461,25 @@ def test_page_in_headless_chromium(server, tags_tokenizer_file):
         Select(pane_a.find_element(By.CSS_SELECTOR, "select")).select_by_value("cl100k_base")
         _wait(lambda: count(pane_a) == str(len(cl100k.encode_ordinary(full))), "the cl100k count")
 
+        # Show whitespace: spaces and newlines become grey glyphs; switching back restores the text.
+        driver.find_element(By.ID, "show-ws").click()
+        _wait(lambda: pane_a.find_elements(By.CSS_SELECTOR, ".tok .ws"), "whitespace glyphs")
+        assert span_texts(pane_a)[1] == "\u00b7world"
+        assert "\u21b5" in "".join(span_texts(pane_a))
+        driver.find_element(By.ID, "show-ws").click()
+        _wait(lambda: "".join(span_texts(pane_a)) == full, "the plain text again")
+
+        # Special tokens: one (dark) token when allowed, ordinary text when not.
+        box.send_keys(" <|endoftext|>")
+        full += " <|endoftext|>"
+        _wait(lambda: count(pane_a) == str(len(cl100k.encode(full, allowed_special="all"))), "a count with a special token")
+        assert [e.text for e in pane_a.find_elements(By.CSS_SELECTOR, ".tok.special")] == ["<|endoftext|>"]
+        driver.find_element(By.ID, "allow-special").click()
+        _wait(lambda: count(pane_a) == str(len(cl100k.encode_ordinary(full))), "a count without special tokens")
+        assert pane_a.find_elements(By.CSS_SELECTOR, ".tok.special") == []
+        driver.find_element(By.ID, "allow-special").click()
+        _wait(lambda: pane_a.find_elements(By.CSS_SELECTOR, ".tok.special"), "the special token again")
+
         OUTPUT_DIR.mkdir(exist_ok=True)
         shot = OUTPUT_DIR / "visualizer.png"
         assert driver.save_screenshot(str(shot))

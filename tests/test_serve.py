@@ -334,6 +334,34 @@ def test_concurrent_requests(server):
         assert [t["id"] for t in answer["tokens"]] == enc.encode(text)
 
 
+def test_serve_blocks_until_interrupted(small_tokenizer_file):
+    """serve() (what `tokenforge serve` calls) prints its URL, serves, and stops on Ctrl-C."""
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    code = "import sys; from tokenforge import serve; serve.serve('127.0.0.1', 0, tokenizer_files=[sys.argv[1]])"
+    proc = subprocess.Popen([sys.executable, "-c", code, str(small_tokenizer_file)], stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert match, line
+        conn = http.client.HTTPConnection("127.0.0.1", int(match.group(1)), timeout=30)
+        conn.request("GET", "/api/tokenizers")
+        response = conn.getresponse()
+        assert response.status == 200
+        assert {"name": "tiny.tokenizer.json", "kind": "file"} in json.loads(response.read())["tokenizers"]
+        conn.close()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+
+
 def test_bad_tokenizer_file_fails_at_start(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{ nope")

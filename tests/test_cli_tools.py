@@ -97,3 +97,15 @@ def test_user_errors_exit_1(capsys, tmp_path):
     assert rc == 1 and "directory" in err
     rc, _, err = run(capsys, "decode", "-t", "gpt2", "12", "99999999")
     assert rc == 1 and "99999999" in err
+
+
+def test_stats_writes_report(capsys, tmp_path, corpus_texts):
+    pytest.importorskip("matplotlib")
+    f = tmp_path / "t.txt"
+    f.write_text(corpus_texts["taylorswift"], encoding="utf-8")
+    rc, _, err = run(capsys, "stats", "-t", "gpt2", "-o", str(tmp_path / "rep"), str(f))
+    assert rc == 0 and "bytes/token" in err
+    report = json.loads((tmp_path / "rep" / "stats.json").read_text())
+    text = corpus_texts["taylorswift"]
+    assert json.dumps(report).count(str(len(tokenforge.get_encoding("gpt2").encode_ordinary(text)))) >= 1
+    assert (tmp_path / "rep" / "token_lengths.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

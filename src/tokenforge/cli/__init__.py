@@ -60,7 +60,7 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:  # e.g. `tokenforge encode ... | head`
         return 0
-    except (ValueError, TypeError, KeyError, OSError) as e:
+    except (ValueError, TypeError, KeyError, OSError, ImportError) as e:
         message = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"tokenforge {args.command}: error: {message}", file=sys.stderr)
         return 1

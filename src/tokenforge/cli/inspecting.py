@@ -109,8 +109,14 @@ def cmd_stats(args) -> int:
         from .. import stats
     except ImportError as e:
         raise ValueError(f"tokenforge stats needs matplotlib ({e}); pip install 'tokenforge[viz]'") from None
+    from pathlib import Path
+
     tok = tokenizer(args.tokenizer)
-    result = stats.corpus_stats(tok, args.files)
+    for f in args.files:
+        if not Path(f).is_file():
+            raise ValueError(f"{f}: not a file")
+    result = stats.corpus_stats(tok, [Path(f) for f in args.files])  # Paths are read as files
     written = stats.write_report(result, args.output)
-    print(f"wrote {written}" if written else f"wrote the report to {args.output}", file=sys.stderr)
+    print(f"bytes/token {result['bytes_per_token']:.2f}; wrote " + ", ".join(str(p) for p in written.values()),
+          file=sys.stderr)
     return 0

@@ -165,7 +165,7 @@ def _encode_flat(tok, batch: list[tuple[str, bool]], eot: int | None, threads: i
     """The ids of a batch of segments, one flat array, eot after each segment that ends a document."""
     texts = [t for t, _ in batch]
     suffix = [eot if ends and eot is not None else -1 for _, ends in batch]
-    if tok._native_pattern < 0:  # custom pattern: the regex path
+    if tok._native_pattern < 0 or getattr(tok, "_normalizer", None) is not None:  # the Python path
         return np.asarray([i for t, s in zip(texts, suffix) for i in tok.encode_ordinary(t) + ([s] if s >= 0 else [])],
                           dtype=np.uint32)
     try:

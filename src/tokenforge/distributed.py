@@ -29,8 +29,8 @@ return value; a shard is written to a temporary file and renamed), so a retry gi
 Errors in the input (invalid UTF-8, a missing file) are not retried.
 
 What this does *not* do: train on an iterable of str (the workers read files, which must be on
-storage every node reads at the same path); cut files into ranges for custom split patterns when
-encoding (each file is then one shard); partition the reduce (the root table is built by one task and
+storage every node reads at the same path); cut files into ranges when encoding with a custom split
+pattern or a Unicode normalizer (each file is then one shard); partition the reduce (the root table is built by one task and
 the merge loop runs on the driver: both need memory for all the unique pieces).
 """
 
@@ -404,7 +404,7 @@ def encode_files_ray(
     """Encodes files on Ray into out_dir: one raw ids file per shard and index.json; returns the index.
 
     Each file is cut into shards of about shard_size bytes at safe cuts (named split patterns; with a
-    custom pattern each file is one shard). The ids, shards concatenated in index order, are those of
+    custom pattern or a normalizer each file is one shard). The ids, shards concatenated in index order, are those of
     dataset.encode_files(tok, files, ..., separator=, add_eot=) (`read_shards` does that). The
     tokenizer is sent to the workers pickled (a named encoding by its name: the workers load it from
     their own cache, so TOKENFORGE_CACHE_DIR / TIKTOKEN_CACHE_DIR must be valid there).
@@ -439,7 +439,10 @@ def encode_files_ray(
 
     # Shards: (source, start, end, final). Cuts for encoding ignore special tokens (encode_ordinary
     # treats them as text) and keep away from the separator.
-    cutter = _core.PieceCounter(tok._native_pattern, []) if tok._native_pattern >= 0 else None
+    # Unicode normalization (a tokenizer's normalizer) is applied to each segment; cuts other than the
+    # local path's have not been shown safe for it, so such a tokenizer gets one shard per file too.
+    splittable = tok._native_pattern >= 0 and getattr(tok, "_normalizer", None) is None
+    cutter = _core.PieceCounter(tok._native_pattern, []) if splittable else None
     avoid = separator.encode("utf-8") if separator else None
     shards = []
     for f in files:

@@ -231,6 +231,16 @@ class Tokenizer:
         """Encodes many texts in parallel, treating special tokens as ordinary text."""
         return self._encode_many(self._check_batch(text), b"", num_threads)
 
+    def count_tokens(self, text: str) -> int:
+        """len(encode_ordinary(text)), without building the list of ids."""
+        _check_text(text)
+        if self._native_pattern < 0 or self._normalizer is not None:
+            return len(self._encode(text, b""))
+        try:
+            return self._core.count(text, b"")
+        except UnicodeEncodeError:
+            return self._core.count(_replace_surrogates(text), b"")
+
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of a text that is exactly one token (mergeable or special); KeyError otherwise."""
         b = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)

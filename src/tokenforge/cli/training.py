@@ -1,16 +1,7 @@
-"""The `tokenforge` command line.
-
-    tokenforge demo                                   # train, save, load and use a small tokenizer
-    tokenforge train corpus.txt -o my.tokenforge --vocab-size 32000 --special-token '<|endoftext|>'
-
-Each subcommand is an `add_<name>_command(subparsers)` function that registers its parser and sets
-`func` to a `cmd_<name>(args) -> int` function; add a new one to COMMANDS. User errors (bad input,
-missing files) print one line on stderr and exit with status 1, never a traceback.
-"""
+"""`tokenforge train` and `tokenforge demo`."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -43,7 +34,7 @@ def add_train_command(subparsers) -> None:
 
 
 def cmd_train(args) -> int:
-    from .train import DEFAULT_CHUNK_SIZE, train_bpe
+    from ..train import DEFAULT_CHUNK_SIZE, train_bpe
 
     output = Path(args.output)
     if output.is_dir():
@@ -95,9 +86,9 @@ def cmd_demo(args) -> int:
     import sysconfig
     import tempfile
 
-    from .formats.listing import render
-    from .io import load
-    from .train import train_bpe
+    from ..formats.listing import render
+    from ..io import load
+    from ..train import train_bpe
 
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     files = sorted(stdlib.glob("*.py"))
@@ -124,37 +115,3 @@ def cmd_demo(args) -> int:
     longest = max((b for i, b in loaded.vocab.items() if not loaded.is_special_token(i)), key=len)
     print(f"vocabulary: {loaded.n_vocab} ids ({len(loaded.special_tokens)} special); longest token: [{render(longest)}]")
     return 0 if decoded == DEMO_SAMPLE else 1
-
-
-# --------------------------------------------------------------------------------------------------
-# main
-
-COMMANDS = [add_demo_command, add_train_command]
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tokenforge", description="Fast, exact text tokenizers.")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in COMMANDS:
-        add(subparsers)
-    return parser
-
-
-def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help(sys.stderr)
-        return 2
-    try:
-        return args.func(args)
-    except KeyboardInterrupt:
-        print(f"tokenforge {args.command}: interrupted (no partial file is left behind)", file=sys.stderr)
-        return 130
-    except (ValueError, TypeError, OSError) as e:
-        print(f"tokenforge {args.command}: error: {e}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

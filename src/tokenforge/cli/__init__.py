@@ -1,0 +1,66 @@
+"""The `tokenforge` command line.
+
+    tokenforge demo                                   # train, save, load and use a small tokenizer
+    tokenforge train corpus.txt -o my.tokenforge --vocab-size 32000 --special-token '<|endoftext|>'
+    tokenforge encode --tokenizer cl100k_base -o train.bin docs/*.txt
+    tokenforge count --tokenizer cl100k_base --tokenizer o200k_base README.md
+    tokenforge show --tokenizer o200k_base "Hello, world"
+
+Each subcommand is an `add_<name>_command(subparsers)` function that registers its parser and sets
+`func` to a `cmd_<name>(args) -> int` function; the modules of this package group them, and COMMANDS
+lists them. User errors (bad input, missing files) print one line on stderr and exit with status 1,
+never a traceback; a bad command line exits with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .encoding import add_count_command, add_decode_command, add_encode_command
+from .inspecting import add_compare_command, add_show_command, add_stats_command
+from .other import add_bench_command, add_convert_command, add_serve_command
+from .training import DEMO_SAMPLE, add_demo_command, add_train_command
+
+COMMANDS = [
+    add_demo_command,
+    add_train_command,
+    add_encode_command,
+    add_decode_command,
+    add_count_command,
+    add_show_command,
+    add_compare_command,
+    add_stats_command,
+    add_convert_command,
+    add_serve_command,
+    add_bench_command,
+]
+
+__all__ = ["main", "build_parser", "DEMO_SAMPLE"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tokenforge", description="Fast, exact text tokenizers.")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in COMMANDS:
+        add(subparsers)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print(f"tokenforge {args.command}: interrupted (no partial file is left behind)", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `tokenforge encode ... | head`
+        return 0
+    except (ValueError, TypeError, KeyError, OSError, ImportError) as e:
+        message = e.args[0] if isinstance(e, KeyError) and e.args else e
+        print(f"tokenforge {args.command}: error: {message}", file=sys.stderr)
+        return 1

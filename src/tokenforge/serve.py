@@ -1,0 +1,405 @@
+"""A local token visualizer: a small web page that shows how text splits into tokens.
+
+    >>> from tokenforge import serve
+    >>> server = serve.make_server(port=0)            # 127.0.0.1, a free port  # doctest: +SKIP
+    >>> serve.serve(tokenizer_files=["my.tokenizer.json"])  # blocks; Ctrl-C stops  # doctest: +SKIP
+
+The page (``static/visualizer.html`` + ``.js`` + ``.css``, shipped in the package) lets one type or
+paste text, pick a tokenizer (every pretrained encoding, plus saved tokenizer files given to the
+server), and see the tokens as coloured spans with their ids, a live count, each token's bytes on
+hover, and two tokenizers side by side. The JSON API behind it:
+
+    GET  /api/tokenizers                     -> {"tokenizers": [{"name", "kind"}...]}
+    POST /api/tokenize {"text", "tokenizer", "allow_special": false}
+         -> {"tokenizer", "n_vocab", "count", "n_chars", "n_bytes", "truncated",
+             "tokens": [{"id", "bytes" (hex), "text", "partial", "special"}...]}
+
+A token's "text" holds the characters whose *first* byte lies in the token, so the texts of all the
+tokens join to exactly the input; a token that holds only the tail of a character (a UTF-8 sequence
+split across tokens) has "text" "" and "partial" true, and the page shows its bytes instead.
+
+Only the standard library's `http.server` is used. It is a tool for one person on their own
+machine: it listens on 127.0.0.1 unless told otherwise, has no authentication, and treats the text
+as untrusted (the page builds the DOM with textContent only, under a Content-Security-Policy that
+forbids inline script; request bodies are limited to MAX_BODY bytes). It does not do TLS, and is not
+meant to be exposed to a network.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import socket
+import sys
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path
+from typing import Iterable, Mapping
+from urllib.parse import urlsplit
+
+MAX_BODY = 1 << 20  # bytes of a request body; larger requests get 413
+MAX_TOKENS = 20_000  # token details returned per request (the count is always exact)
+
+_STATIC = {  # URL path -> (file in tokenforge/static, content type); nothing else is served
+    "/": ("visualizer.html", "text/html; charset=utf-8"),
+    "/visualizer.html": ("visualizer.html", "text/html; charset=utf-8"),
+    "/visualizer.js": ("visualizer.js", "text/javascript; charset=utf-8"),
+    "/visualizer.css": ("visualizer.css", "text/css; charset=utf-8"),
+}
+
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+class RequestError(Exception):
+    """An error answered to the client as {"error": message} with an HTTP status."""
+
+    def __init__(self, status: HTTPStatus, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+# --------------------------------------------------------------------------------------------------
+# Tokenizers the server offers
+
+
+class TokenizerSet:
+    """Names -> tokenizers: pretrained encodings (loaded on first use) and given tokenizers."""
+
+    def __init__(
+        self,
+        *,
+        encodings: Iterable[str] | None = None,
+        tokenizer_files: Iterable[str | os.PathLike] = (),
+        tokenizers: Mapping[str, object] | None = None,
+    ):
+        from .io import load
+        from .registry import list_encoding_names
+
+        self._lock = threading.Lock()
+        self._loaded: dict[str, object] = {}
+        self._kinds: dict[str, str] = {}
+        for name in list_encoding_names() if encodings is None else encodings:
+            if name not in list_encoding_names():
+                raise ValueError(f"unknown encoding {name!r}; available: {', '.join(list_encoding_names())}")
+            self._kinds[name] = "pretrained"
+        for name, tok in (tokenizers or {}).items():
+            self._add(str(name), tok, "given")
+        for path in tokenizer_files:
+            path = Path(path)
+            tok = load(path)  # a bad file fails here, when the server starts, not on first use
+            self._add(path.name, tok, "file")
+
+    def _add(self, name: str, tok, kind: str) -> None:
+        base, n = name, 2
+        while name in self._kinds:  # two files with the same name in different folders
+            name, n = f"{base} ({n})", n + 1
+        self._kinds[name] = kind
+        self._loaded[name] = tok
+
+    def describe(self) -> list[dict]:
+        return [{"name": name, "kind": kind} for name, kind in self._kinds.items()]
+
+    def get(self, name: str):
+        if name not in self._kinds:
+            raise RequestError(
+                HTTPStatus.BAD_REQUEST, f"unknown tokenizer {name!r}; available: {', '.join(self._kinds)}"
+            )
+        tok = self._loaded.get(name)
+        if tok is None:
+            from .registry import get_encoding
+
+            with self._lock:
+                tok = self._loaded.get(name)
+                if tok is None:
+                    try:
+                        tok = get_encoding(name)
+                    except Exception as e:  # e.g. VocabularyNotFound when offline
+                        raise RequestError(
+                            HTTPStatus.SERVICE_UNAVAILABLE, f"cannot load {name!r}: {e}"
+                        ) from None
+                    self._loaded[name] = tok
+        return tok
+
+
+# --------------------------------------------------------------------------------------------------
+# Tokenizing for display
+
+
+def _is_continuation(byte: int) -> bool:
+    return 0x80 <= byte < 0xC0
+
+
+def token_pieces(token_bytes: list[bytes]) -> list[tuple[str, bool]]:
+    """For each token, (its text, whether its bytes are not valid UTF-8 on their own).
+
+    A character belongs to the token holding its first byte, so the texts join to the decoded text
+    and a token holding only the tail of a split character gets "".
+
+    >>> token_pieces([b"a\\xe7\\x8b", b"\\x90b"])   # "a狐b", the character split after two bytes
+    [('a狐', True), ('b', True)]
+    """
+    data = b"".join(token_bytes)
+
+    def next_start(p: int) -> int:  # the first character start at or after p
+        while p < len(data) and _is_continuation(data[p]):
+            p += 1
+        return p
+
+    pieces, start = [], 0
+    for tb in token_bytes:
+        end = start + len(tb)
+        text = data[next_start(start) : next_start(end)].decode("utf-8", errors="replace")
+        try:
+            tb.decode("utf-8")
+            partial = False
+        except UnicodeDecodeError:
+            partial = True
+        pieces.append((text, partial))
+        start = end
+    return pieces
+
+
+def tokenize(tok, text: str, *, allow_special: bool = False, max_tokens: int = MAX_TOKENS) -> dict:
+    """The API's answer for one text: ids, bytes (hex), text pieces, and counts."""
+    ids = tok.encode(text, allowed_special="all", disallowed_special=()) if allow_special else tok.encode_ordinary(text)
+    shown = ids[:max_tokens]
+    token_bytes = tok.decode_tokens_bytes(shown)
+    tokens = [
+        {"id": i, "bytes": b.hex(), "text": piece, "partial": partial, "special": tok.is_special_token(i)}
+        for i, b, (piece, partial) in zip(shown, token_bytes, token_pieces(token_bytes))
+    ]
+    n_bytes = len(text.encode("utf-8", errors="surrogatepass"))
+    return {
+        "tokenizer": tok.name,
+        "n_vocab": tok.n_vocab,
+        "count": len(ids),
+        "n_chars": len(text),
+        "n_bytes": n_bytes,
+        "truncated": len(ids) > len(shown),
+        "tokens": tokens,
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# HTTP
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: "VisualizerServer"
+    server_version = "tokenforge-serve"
+    protocol_version = "HTTP/1.1"
+    timeout = 30  # seconds a connection may stay idle: a slow client cannot hold a thread forever
+
+    # -- plumbing
+
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    def _send(self, status: HTTPStatus, body: bytes, content_type: str, *, close: bool = False) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in _SECURITY_HEADERS.items():
+            self.send_header(k, v)
+        if close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _send_json(self, status: HTTPStatus, obj, *, close: bool = False) -> None:
+        body = json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        self._send(status, body, "application/json", close=close)
+
+    def _error(self, e: RequestError) -> None:
+        # After an error the rest of the body may be unread: close instead of misreading it.
+        self._send_json(e.status, {"error": str(e)}, close=True)
+
+    def _check_host(self) -> None:
+        # With a loopback address, refuse other Host names: a page on some other site that makes its
+        # name resolve to 127.0.0.1 (DNS rebinding) could otherwise read the answers.
+        if not self.server.loopback:
+            return
+        host = self.headers.get("Host", "")
+        name = urlsplit("//" + host).hostname or ""
+        if not _is_loopback(name):
+            raise RequestError(HTTPStatus.FORBIDDEN, f"Host {host!r} is not a loopback name")
+
+    # -- methods
+
+    def do_GET(self):  # noqa: N802 - http.server's naming
+        try:
+            self._check_host()
+            path = urlsplit(self.path).path
+            if path == "/api/tokenizers":
+                self._send_json(HTTPStatus.OK, {"tokenizers": self.server.tokenizers.describe()})
+                return
+            entry = _STATIC.get(path)
+            if entry is None:
+                raise RequestError(HTTPStatus.NOT_FOUND, f"no such page: {path}")
+            name, content_type = entry
+            self._send(HTTPStatus.OK, resources.files("tokenforge").joinpath("static", name).read_bytes(), content_type)
+        except RequestError as e:
+            self._error(e)
+
+    do_HEAD = do_GET
+
+    def do_POST(self):  # noqa: N802
+        try:
+            self._check_host()
+            path = urlsplit(self.path).path
+            if path != "/api/tokenize":
+                raise RequestError(HTTPStatus.NOT_FOUND, f"no such endpoint: POST {path}")
+            request = self._read_json()
+            text = request.get("text")
+            name = request.get("tokenizer")
+            allow_special = request.get("allow_special", False)
+            if not isinstance(text, str):
+                raise RequestError(HTTPStatus.BAD_REQUEST, '"text" must be a string')
+            if not isinstance(name, str):
+                raise RequestError(HTTPStatus.BAD_REQUEST, '"tokenizer" must be a string (a name from /api/tokenizers)')
+            if not isinstance(allow_special, bool):
+                raise RequestError(HTTPStatus.BAD_REQUEST, '"allow_special" must be true or false')
+            tok = self.server.tokenizers.get(name)
+            answer = tokenize(tok, text, allow_special=allow_special, max_tokens=self.server.max_tokens)
+            answer["tokenizer"] = name
+            self._send_json(HTTPStatus.OK, answer)
+        except RequestError as e:
+            self._error(e)
+
+    def _read_json(self) -> dict:
+        content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            # Also keeps other web sites out: a cross-site JSON POST needs a CORS preflight, which
+            # this server never grants.
+            raise RequestError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "send the request as Content-Type: application/json")
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            raise RequestError(HTTPStatus.LENGTH_REQUIRED, "send a Content-Length, not a chunked body")
+        length = self.headers.get("Content-Length")
+        if length is None:
+            raise RequestError(HTTPStatus.LENGTH_REQUIRED, "a Content-Length header is required")
+        try:
+            length = int(length)
+        except ValueError:
+            raise RequestError(HTTPStatus.BAD_REQUEST, f"bad Content-Length {length!r}") from None
+        if length < 0:
+            raise RequestError(HTTPStatus.BAD_REQUEST, f"bad Content-Length {length}")
+        if length > self.server.max_body:
+            raise RequestError(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                f"request body of {length} bytes is over the limit of {self.server.max_body} bytes",
+            )
+        body = self.rfile.read(length)
+        if len(body) != length:
+            raise RequestError(HTTPStatus.BAD_REQUEST, "request body shorter than its Content-Length")
+        try:
+            obj = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise RequestError(HTTPStatus.BAD_REQUEST, f"request body is not valid JSON: {e}") from None
+        if not isinstance(obj, dict):
+            raise RequestError(HTTPStatus.BAD_REQUEST, "request body must be a JSON object")
+        return obj
+
+
+class VisualizerServer(ThreadingHTTPServer):
+    """The HTTP server; `url` is where the page is. Stop it with shutdown() and server_close()."""
+
+    daemon_threads = True  # connections in progress do not keep the process alive
+    # socketserver's default backlog of 5 resets connections when a burst arrives while the
+    # accepting thread waits for the GIL (e.g. while a vocabulary loads).
+    request_queue_size = 128
+
+    def __init__(self, address, tokenizers: TokenizerSet, *, max_body: int, max_tokens: int, verbose: bool):
+        super().__init__(address, _Handler)
+        self.tokenizers = tokenizers
+        self.max_body = max_body
+        self.max_tokens = max_tokens
+        self.verbose = verbose
+        self.loopback = _is_loopback(address[0])
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{port}/"
+
+
+class _VisualizerServer6(VisualizerServer):
+    address_family = socket.AF_INET6
+
+
+def make_server(
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    tokenizer_files: Iterable[str | os.PathLike] = (),
+    tokenizers: Mapping[str, object] | None = None,
+    encodings: Iterable[str] | None = None,
+    max_body: int = MAX_BODY,
+    max_tokens: int = MAX_TOKENS,
+    verbose: bool = False,
+) -> VisualizerServer:
+    """A visualizer server bound to (host, port), not yet serving: call serve_forever() on it.
+
+    port=0 picks a free port (see `server.url`). The page offers `encodings` (default: every
+    pretrained encoding, loaded on first use), the tokenizers in `tokenizers` (name -> Tokenizer)
+    and the saved tokenizer files in `tokenizer_files` (loaded now, named by file name).
+    """
+    if not isinstance(max_body, int) or max_body < 1:
+        raise ValueError(f"max_body must be a positive int, got {max_body!r}")
+    if not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+    tokset = TokenizerSet(encodings=encodings, tokenizer_files=tokenizer_files, tokenizers=tokenizers)
+    cls = _VisualizerServer6 if ":" in host else VisualizerServer
+    return cls((host, port), tokset, max_body=max_body, max_tokens=max_tokens, verbose=verbose)
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    tokenizer_files: Iterable[str | os.PathLike] = (),
+    open_browser: bool = False,
+    verbose: bool = True,
+    **options,
+) -> None:
+    """Serves the visualizer until interrupted (Ctrl-C). Options as for make_server."""
+    server = make_server(host, port, tokenizer_files=tokenizer_files, verbose=verbose, **options)
+    if not server.loopback:
+        print(
+            f"warning: listening on {host}, not a loopback address: anyone who can reach it can use it",
+            file=sys.stderr,
+        )
+    print(f"tokenforge visualizer at {server.url} (Ctrl-C stops)", file=sys.stderr)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

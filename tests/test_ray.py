@@ -279,3 +279,17 @@ def test_killed_worker_is_retried_encoding(ray_cluster, files, trained, tmp_path
     assert marker.exists()
     np.testing.assert_array_equal(distributed.read_shards(tmp_path / "shards"), read_ids(tmp_path / "local.bin"))
     assert not [p for p in os.listdir(tmp_path / "shards") if p.endswith(".partial")]
+
+
+def test_command_line_engine_ray(ray_cluster, files, tmp_path):
+    from tokenforge import cli
+
+    out = tmp_path / "tok.tokenforge"
+    assert cli.main(["train", *map(str, files), "-o", str(out), "--vocab-size", "500", "-q", "--engine", "ray",
+                     "--special-token", EOT]) == 0
+    local = tokenforge.train_bpe(files, 500, special_tokens=[EOT], verbose=False)
+    assert tokenforge.load(out).merges == local.merges
+    assert cli.main(["encode", "-t", str(out), "-o", str(tmp_path / "shards"), "--engine", "ray", "-q",
+                     *map(str, files)]) == 0
+    encode_files(local, files, tmp_path / "local.bin")
+    np.testing.assert_array_equal(distributed.read_shards(tmp_path / "shards"), np.asarray(read_ids(tmp_path / "local.bin")))

@@ -29,6 +29,9 @@ def add_encode_command(subparsers) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace an existing output")
     p.add_argument("--allowed-special", default="none", choices=["none", "all"],
                    help="without --output: encode special tokens in the text as such (all) or refuse them (none)")
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="encode here (default) or as Ray tasks: then --output is a folder of shards plus index.json")
+    p.add_argument("--address", default=None, help='with --engine ray: the cluster (e.g. "auto"); default: start one here')
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_encode)
 
@@ -43,6 +46,16 @@ def cmd_encode(args) -> int:
     from ..dataset import encode_files
 
     out = Path(args.output)
+    if args.engine == "ray":
+        from ..distributed import encode_files_ray
+
+        if not args.files or "-" in args.files:
+            raise ValueError("--engine ray needs input files")
+        index = encode_files_ray(tok, args.files, out, separator=args.separator, add_eot=not args.no_eot,
+                                 errors=args.errors, overwrite=args.overwrite, address=args.address)
+        print(f"wrote {index.get('count', '?')} tokens in {len(index.get('shards', []))} shard(s) to {out}/ "
+              f"(index.json)", file=sys.stderr)
+        return 0
     if out.suffix not in (".bin", ".npy"):
         raise ValueError(f"{out}: the output must end in .bin or .npy")
     if not args.files or "-" in args.files:

@@ -29,6 +29,9 @@ def add_train_command(subparsers) -> None:
     p.add_argument("--name", default=None, help="the tokenizer's name (default: the output file's stem)")
     p.add_argument("--vocab-file", default=None, help="the vocabulary listing (default: OUTPUT.vocab)")
     p.add_argument("--no-vocab-file", action="store_true", help="do not write the vocabulary listing")
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="count on this machine (default) or as Ray tasks (pip install 'tokenforge[ray]')")
+    p.add_argument("--address", default=None, help='with --engine ray: the cluster (e.g. "auto"); default: start one here')
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_train)
 
@@ -51,6 +54,8 @@ def cmd_train(args) -> int:
         errors=args.errors,
         verbose=not args.quiet,
         name=args.name or output.stem,
+        engine=args.engine,
+        ray_address=args.address,
     )
     seconds = time.perf_counter() - start
     tok.save(output)

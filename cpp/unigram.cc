@@ -1,0 +1,452 @@
+#include "unigram.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <queue>
+
+namespace tokenforge {
+namespace spm {
+
+namespace {
+
+const char kSpace[] = "\xe2\x96\x81";  // ▁
+constexpr float kUnkPenalty = 10.0f;   // sentencepiece: an unknown costs min score - 10
+
+inline size_t utf8_len(uint8_t b) { return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
+
+// darts-clone unit accessors.
+inline bool has_leaf(uint32_t u) { return (u >> 8) & 1; }
+inline uint32_t value_of(uint32_t u) { return u & 0x7FFFFFFFu; }
+inline uint32_t label_of(uint32_t u) { return u & ((1u << 31) | 0xFFu); }
+inline uint32_t offset_of(uint32_t u) { return (u >> 10) << ((u & (1u << 9)) >> 6); }
+
+inline double log_add(double a, double b) {
+  if (a < b) std::swap(a, b);
+  if (b == -INFINITY) return a;
+  return a + std::log1p(std::exp(b - a));
+}
+
+}  // namespace
+
+// ---- Normalizer ----------------------------------------------------------------------------------
+
+bool Normalizer::init(const NormalizerSpec& spec, std::string* error) {
+  spec_ = spec;
+  units_.clear();
+  strings_.clear();
+  const std::string& blob = spec.charsmap;
+  if (blob.empty()) return true;
+  uint32_t size;
+  if (blob.size() < 4) return *error = "precompiled charsmap is too short", false;
+  std::memcpy(&size, blob.data(), 4);  // little-endian, as the file
+  if (size % 4 || size == 0 || 4 + size_t(size) > blob.size())
+    return *error = "precompiled charsmap: bad trie size", false;
+  units_.resize(size / 4);
+  std::memcpy(units_.data(), blob.data() + 4, size);
+  strings_ = blob.substr(4 + size);
+  strings_.push_back('\0');  // every replacement is NUL-terminated, even a truncated last one
+  return true;
+}
+
+size_t Normalizer::step(const uint8_t* s, size_t n, const char** rep, size_t* rep_len) const {
+  size_t best_len = 0;
+  uint32_t best_value = 0;
+  if (!units_.empty()) {
+    size_t node = offset_of(units_[0]);
+    for (size_t i = 0; i < n; ++i) {
+      node ^= s[i];
+      if (node >= units_.size()) break;
+      uint32_t u = units_[node];
+      if (label_of(u) != s[i]) break;
+      node ^= offset_of(u);
+      if (has_leaf(u)) {
+        if (node >= units_.size()) break;
+        best_len = i + 1;
+        best_value = value_of(units_[node]);
+      }
+    }
+  }
+  if (best_len && best_value < strings_.size()) {
+    *rep = strings_.data() + best_value;
+    *rep_len = std::strlen(*rep);
+    return best_len;
+  }
+  size_t len = std::min(utf8_len(s[0]), n);
+  *rep = reinterpret_cast<const char*>(s);
+  *rep_len = len;
+  return len;
+}
+
+void Normalizer::normalize(const uint8_t* s, size_t n, std::string& out) const {
+  out.clear();
+  const bool remove_ws = spec_.remove_extra_whitespaces, escape = spec_.escape_whitespaces;
+  const char* space = escape ? kSpace : " ";
+  const size_t space_len = escape ? 3 : 1;
+  const char* rep;
+  size_t rep_len;
+  if (remove_ws) {  // leading whitespace
+    while (n) {
+      size_t used = step(s, n, &rep, &rep_len);
+      if (!(rep_len == 1 && rep[0] == ' ')) break;
+      s += used;
+      n -= used;
+    }
+  }
+  if (!n) return;
+  out.reserve(n + n / 2 + 4);
+  if (spec_.add_dummy_prefix && !spec_.treat_whitespace_as_suffix) out.append(space, space_len);
+  bool prev_space = remove_ws;
+  while (n) {
+    size_t used = step(s, n, &rep, &rep_len);
+    if (prev_space)
+      while (rep_len && *rep == ' ') ++rep, --rep_len;
+    if (rep_len) {
+      if (escape) {
+        for (size_t k = 0; k < rep_len; ++k) {
+          if (rep[k] == ' ')
+            out.append(kSpace, 3);
+          else
+            out.push_back(rep[k]);
+        }
+      } else {
+        out.append(rep, rep_len);
+      }
+      prev_space = rep[rep_len - 1] == ' ';
+    }
+    if (!remove_ws) prev_space = false;
+    s += used;
+    n -= used;
+  }
+  if (remove_ws)
+    while (out.size() >= space_len && std::memcmp(out.data() + out.size() - space_len, space, space_len) == 0)
+      out.resize(out.size() - space_len);
+  if (spec_.add_dummy_prefix && spec_.treat_whitespace_as_suffix) out.append(space, space_len);
+}
+
+// ---- PieceTrie -----------------------------------------------------------------------------------
+
+void PieceTrie::grow() {
+  std::vector<uint64_t> old_keys(keys_.size() * 2, kEmpty);
+  std::vector<int32_t> old_children(keys_.size() * 2, -1);
+  old_keys.swap(keys_);
+  old_children.swap(children_);
+  size_t mask = keys_.size() - 1;
+  for (size_t j = 0; j < old_keys.size(); ++j) {
+    if (old_keys[j] == kEmpty) continue;
+    size_t i = mix(old_keys[j]) & mask;
+    while (keys_[i] != kEmpty) i = (i + 1) & mask;
+    keys_[i] = old_keys[j];
+    children_[i] = old_children[j];
+  }
+}
+
+void PieceTrie::insert(const uint8_t* s, size_t n, int32_t value) {
+  int32_t node = 0;
+  for (size_t k = 0; k < n; ++k) {
+    int32_t next = child(node, s[k]);
+    if (next < 0) {
+      next = int32_t(values_.size());
+      values_.push_back(-1);
+      if (node == 0) {
+        root_[s[k]] = next;
+      } else {
+        if ((size_ + 1) * 2 > keys_.size()) grow();
+        uint64_t key = (uint64_t(uint32_t(node)) << 8) | s[k];
+        size_t mask = keys_.size() - 1, i = mix(key) & mask;
+        while (keys_[i] != kEmpty) i = (i + 1) & mask;
+        keys_[i] = key;
+        children_[i] = next;
+        ++size_;
+      }
+    }
+    node = next;
+  }
+  if (values_[size_t(node)] < 0) values_[size_t(node)] = value;  // the first of duplicates wins
+}
+
+// ---- Model ---------------------------------------------------------------------------------------
+
+std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algorithm, bool byte_fallback,
+                                     const NormalizerSpec& normalizer, std::string* error) {
+  std::unique_ptr<Model> m(new Model());
+  if (!m->normalizer_.init(normalizer, error)) return nullptr;
+  m->algorithm_ = algorithm;
+  m->byte_fallback_ = byte_fallback;
+  for (auto& b : m->byte_ids_) b = -1;
+  m->min_score_ = FLT_MAX;
+  m->max_score_ = FLT_MIN;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const Piece& p = pieces[i];
+    switch (p.type) {
+      case kNormal:
+        m->min_score_ = std::min(m->min_score_, p.score);
+        m->max_score_ = std::max(m->max_score_, p.score);
+        [[fallthrough]];
+      case kUnused:
+        if (p.bytes.empty()) return *error = "piece " + std::to_string(i) + " is empty", nullptr;
+        if (p.type == kUnused && algorithm == Algorithm::kBpe)
+          return *error = "unused pieces in a BPE model are not supported", nullptr;
+        m->trie_.insert(reinterpret_cast<const uint8_t*>(p.bytes.data()), p.bytes.size(), int32_t(i));
+        break;
+      case kUnknown:
+        if (m->unk_id_ < 0) m->unk_id_ = int32_t(i);
+        break;
+      case kByte: {
+        unsigned v;
+        char tail;
+        if (p.bytes.size() != 6 || std::sscanf(p.bytes.c_str(), "<0x%2X%c", &v, &tail) != 2 || tail != '>')
+          return *error = "byte piece " + std::to_string(i) + " is not <0xNN>", nullptr;
+        m->byte_ids_[v] = int32_t(i);
+        break;
+      }
+      case kControl:
+        break;
+      case kUserDefined:
+        return *error = "user-defined pieces are not supported yet", nullptr;
+      default:
+        return *error = "piece " + std::to_string(i) + " has unknown type " + std::to_string(p.type), nullptr;
+    }
+  }
+  if (m->unk_id_ < 0) return *error = "the model has no unknown piece", nullptr;
+  if (byte_fallback)
+    for (int b = 0; b < 256; ++b)
+      if (m->byte_ids_[b] < 0) return *error = "byte fallback without a piece for every byte", nullptr;
+  m->pieces_ = std::move(pieces);
+  return m;
+}
+
+int32_t Model::lookup(const uint8_t* s, size_t n) const {
+  int32_t node = 0;
+  for (size_t k = 0; k < n && node >= 0; ++k) node = trie_.child(node, s[k]);
+  return node < 0 ? -1 : trie_.value(node);
+}
+
+void Model::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
+  thread_local std::string normalized;
+  thread_local std::vector<Span> spans;
+  normalizer_.normalize(s, n, normalized);
+  spans.clear();
+  segment(reinterpret_cast<const uint8_t*>(normalized.data()), normalized.size(), spans);
+  spans_to_ids(reinterpret_cast<const uint8_t*>(normalized.data()), spans, out);
+}
+
+void Model::segment(const uint8_t* s, size_t n, std::vector<Span>& out) const {
+  if (algorithm_ == Algorithm::kUnigram)
+    viterbi(s, n, out);
+  else
+    bpe(s, n, out);
+}
+
+void Model::spans_to_ids(const uint8_t* s, const std::vector<Span>& spans, std::vector<uint32_t>& out) const {
+  const uint32_t unk = uint32_t(unk_id_);
+  bool prev_unk = false;
+  for (const Span& sp : spans) {
+    if (sp.id != unk) {
+      out.push_back(sp.id);
+      prev_unk = false;
+    } else if (byte_fallback_) {
+      for (uint32_t k = sp.begin; k < sp.end; ++k) out.push_back(uint32_t(byte_ids_[s[k]]));
+    } else if (!prev_unk) {  // a run of unknowns is one unknown
+      out.push_back(unk);
+      prev_unk = true;
+    }
+  }
+}
+
+// sentencepiece's unigram::Model::Encode: starts in order, pieces ending there in length order, a
+// candidate wins only if strictly better; float32 scores summed in float32. On single inputs of
+// tens of thousands of pieces the float sums tie often, and the released package then breaks some
+// ties otherwise (we could not pin down its exact arithmetic): see docs/design.md.
+void Model::viterbi(const uint8_t* s, size_t n, std::vector<Span>& out) const {
+  struct Node {
+    float score;
+    int32_t start;
+    int32_t id;
+  };
+  thread_local std::vector<Node> best;
+  best.assign(n + 1, Node{0.0f, -1, -1});
+  const float unk_score = min_score_ - kUnkPenalty;
+  for (size_t start = 0; start < n;) {
+    const float here = best[start].score;
+    const size_t mblen = std::min(utf8_len(s[start]), n - start);
+    bool single = false;
+    int32_t node = 0;
+    for (size_t k = start; k < n; ++k) {
+      node = trie_.child(node, s[k]);
+      if (node < 0) break;
+      int32_t id = trie_.value(node);
+      if (id < 0 || pieces_[size_t(id)].type == kUnused) continue;
+      Node& target = best[k + 1];
+      float cand = here + pieces_[size_t(id)].score;
+      if (target.start == -1 || cand > target.score) target = Node{cand, int32_t(start), id};
+      if (k + 1 - start == mblen) single = true;
+    }
+    if (!single) {
+      Node& target = best[start + mblen];
+      float cand = unk_score + here;
+      if (target.start == -1 || cand > target.score) target = Node{cand, int32_t(start), unk_id_};
+    }
+    start += mblen;
+  }
+  size_t first = out.size();
+  for (size_t end = n; end > 0;) {
+    const Node& node = best[end];
+    out.push_back(Span{uint32_t(node.start), uint32_t(end), uint32_t(node.id)});
+    end = size_t(node.start);
+  }
+  std::reverse(out.begin() + ptrdiff_t(first), out.end());
+}
+
+// sentencepiece's bpe::Model::Encode: characters, then repeatedly the adjacent pair whose
+// concatenation is a piece with the highest score (leftmost on ties), via a heap with lazy checks.
+void Model::bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const {
+  struct Symbol {
+    uint32_t begin, len;
+    int32_t prev, next;
+  };
+  struct Pair {
+    float score;
+    int32_t left, right;
+    uint32_t size;
+  };
+  auto worse = [](const Pair& a, const Pair& b) {
+    return a.score < b.score || (a.score == b.score && a.left > b.left);
+  };
+  thread_local std::vector<Symbol> symbols;
+  symbols.clear();
+  for (size_t pos = 0; pos < n;) {
+    size_t len = std::min(utf8_len(s[pos]), n - pos);
+    int32_t index = int32_t(symbols.size());
+    symbols.push_back(Symbol{uint32_t(pos), uint32_t(len), index - 1, pos + len < n ? index + 1 : -1});
+    pos += len;
+  }
+  if (symbols.empty()) return;
+  std::priority_queue<Pair, std::vector<Pair>, decltype(worse)> agenda(worse);
+  auto maybe_add = [&](int32_t left, int32_t right) {
+    if (left < 0 || right < 0) return;
+    const Symbol &l = symbols[size_t(left)], &r = symbols[size_t(right)];
+    int32_t id = lookup(s + l.begin, l.len + r.len);
+    if (id < 0) return;
+    agenda.push(Pair{pieces_[size_t(id)].score, left, right, l.len + r.len});
+  };
+  for (size_t i = 1; i < symbols.size(); ++i) maybe_add(int32_t(i - 1), int32_t(i));
+  while (!agenda.empty()) {
+    Pair top = agenda.top();
+    agenda.pop();
+    Symbol &l = symbols[size_t(top.left)], &r = symbols[size_t(top.right)];
+    if (l.len == 0 || r.len == 0 || l.len + r.len != top.size) continue;  // stale
+    l.len += r.len;
+    l.next = r.next;
+    if (r.next >= 0) symbols[size_t(r.next)].prev = top.left;
+    r.len = 0;
+    maybe_add(l.prev, top.left);
+    maybe_add(top.left, l.next);
+  }
+  for (int32_t i = 0; i != -1; i = symbols[size_t(i)].next) {
+    const Symbol& sym = symbols[size_t(i)];
+    int32_t id = lookup(s + sym.begin, sym.len);
+    out.push_back(Span{sym.begin, sym.begin + sym.len, uint32_t(id < 0 ? unk_id_ : id)});
+  }
+}
+
+// Every piece occurrence (and an unknown arc where no one-character piece starts), by begin then end.
+void Model::lattice(const uint8_t* s, size_t n, std::vector<Arc>& arcs) const {
+  arcs.clear();
+  const float unk_score = min_score_ - kUnkPenalty;
+  for (size_t start = 0; start < n;) {
+    const size_t mblen = std::min(utf8_len(s[start]), n - start);
+    bool single = false;
+    const size_t first = arcs.size();
+    int32_t node = 0;
+    for (size_t k = start; k < n; ++k) {
+      node = trie_.child(node, s[k]);
+      if (node < 0) break;
+      int32_t id = trie_.value(node);
+      if (id < 0 || pieces_[size_t(id)].type == kUnused) continue;
+      arcs.push_back(Arc{uint32_t(start), uint32_t(k + 1), id, pieces_[size_t(id)].score});
+      if (k + 1 - start == mblen) single = true;
+    }
+    // the unknown arc is the shortest of its start: insert it first, keeping (begin, end) order
+    if (!single)
+      arcs.insert(arcs.begin() + ptrdiff_t(first), Arc{uint32_t(start), uint32_t(start + mblen), unk_id_, unk_score});
+    start += mblen;
+  }
+}
+
+void Model::sample(const uint8_t* s, size_t n, double alpha, std::mt19937_64& rng, std::vector<Span>& out) const {
+  std::vector<Arc> arcs;
+  lattice(s, n, arcs);
+  std::vector<double> fwd(n + 1, -INFINITY);
+  fwd[0] = 0;
+  for (const Arc& a : arcs) fwd[a.end] = log_add(fwd[a.end], fwd[a.begin] + alpha * a.score);
+  // arcs by end, for the backward walk
+  std::vector<std::vector<const Arc*>> ending(n + 1);
+  for (const Arc& a : arcs) ending[a.end].push_back(&a);
+  size_t first = out.size();
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  for (size_t end = n; end > 0;) {
+    const auto& in = ending[end];
+    double r = uniform(rng), acc = 0;
+    const Arc* chosen = in.back();
+    for (const Arc* a : in) {
+      acc += std::exp(fwd[a->begin] + alpha * a->score - fwd[end]);
+      if (r < acc) {
+        chosen = a;
+        break;
+      }
+    }
+    out.push_back(Span{chosen->begin, chosen->end, uint32_t(chosen->id)});
+    end = chosen->begin;
+  }
+  std::reverse(out.begin() + ptrdiff_t(first), out.end());
+}
+
+double Model::expected_counts(const std::vector<std::string>& words, const std::vector<double>& freqs,
+                              std::vector<double>& counts) const {
+  counts.assign(pieces_.size(), 0.0);
+  std::vector<Arc> arcs;
+  std::vector<double> fwd, bwd;
+  double total = 0;
+  for (size_t w = 0; w < words.size(); ++w) {
+    const uint8_t* s = reinterpret_cast<const uint8_t*>(words[w].data());
+    const size_t n = words[w].size();
+    if (!n) continue;
+    lattice(s, n, arcs);
+    fwd.assign(n + 1, -INFINITY);
+    bwd.assign(n + 1, -INFINITY);
+    fwd[0] = 0;
+    bwd[n] = 0;
+    for (const Arc& a : arcs) fwd[a.end] = log_add(fwd[a.end], fwd[a.begin] + a.score);
+    for (auto a = arcs.rbegin(); a != arcs.rend(); ++a) bwd[a->begin] = log_add(bwd[a->begin], a->score + bwd[a->end]);
+    const double z = fwd[n];
+    total += freqs[w] * z;
+    for (const Arc& a : arcs)
+      if (a.id != unk_id_) counts[size_t(a.id)] += freqs[w] * std::exp(fwd[a.begin] + a.score + bwd[a.end] - z);
+  }
+  return total;
+}
+
+void Model::viterbi_counts(const std::vector<std::string>& words, const std::vector<double>& freqs,
+                           std::vector<double>& counts, std::vector<double>& word_freq) const {
+  counts.assign(pieces_.size(), 0.0);
+  word_freq.assign(pieces_.size(), 0.0);
+  std::vector<Span> spans;
+  std::vector<uint32_t> seen;
+  for (size_t w = 0; w < words.size(); ++w) {
+    spans.clear();
+    viterbi(reinterpret_cast<const uint8_t*>(words[w].data()), words[w].size(), spans);
+    seen.clear();
+    for (const Span& sp : spans) {
+      counts[sp.id] += freqs[w];
+      seen.push_back(sp.id);
+    }
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    for (uint32_t id : seen) word_freq[id] += freqs[w];
+  }
+}
+
+}  // namespace spm
+}  // namespace tokenforge

@@ -1,0 +1,139 @@
+// SentencePiece-style models: the normalizer of a .model file (precompiled charsmap + whitespace
+// rules), the unigram model (Viterbi, sampling, the training E-step) and sentencepiece's BPE over
+// characters, with byte fallback. Exact to the `sentencepiece` package, id for id; the pure-Python
+// oracle is src/tokenforge/spm/reference.py. No Python here; bindings/core.cpp wraps it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tokenforge {
+namespace spm {
+
+// sentencepiece's ModelProto.SentencePiece.Type.
+enum PieceType : uint8_t { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
+enum class Algorithm { kUnigram = 1, kBpe = 2 };
+
+struct NormalizerSpec {
+  std::string charsmap;  // precompiled charsmap blob; empty = identity
+  bool add_dummy_prefix = true;
+  bool remove_extra_whitespaces = true;
+  bool escape_whitespaces = true;
+  bool treat_whitespace_as_suffix = false;
+};
+
+// sentencepiece's Normalizer::Normalize: longest-prefix rules from a darts-clone double array,
+// then the whitespace rules (see src/tokenforge/spm/normalizer.py for the narrated version).
+class Normalizer {
+ public:
+  // Returns false (and sets *error) on a malformed charsmap.
+  bool init(const NormalizerSpec& spec, std::string* error);
+  void normalize(const uint8_t* s, size_t n, std::string& out) const;
+
+ private:
+  // Length of input consumed; *rep/*rep_len the replacement.
+  size_t step(const uint8_t* s, size_t n, const char** rep, size_t* rep_len) const;
+  NormalizerSpec spec_;
+  std::vector<uint32_t> units_;
+  std::string strings_;
+};
+
+// A byte trie over the pieces: a dense root and a hash of (node, byte) -> child below it.
+class PieceTrie {
+ public:
+  void insert(const uint8_t* s, size_t n, int32_t value);
+  // The child of node by byte b, or -1.
+  int32_t child(int32_t node, uint8_t b) const {
+    if (node == 0) return root_[b];
+    uint64_t key = (uint64_t(uint32_t(node)) << 8) | b;
+    size_t mask = keys_.size() - 1;
+    for (size_t i = mix(key) & mask;; i = (i + 1) & mask) {
+      if (keys_[i] == key) return children_[i];
+      if (keys_[i] == kEmpty) return -1;
+    }
+  }
+  int32_t value(int32_t node) const { return values_[size_t(node)]; }
+
+ private:
+  static constexpr uint64_t kEmpty = ~0ull;
+  static uint64_t mix(uint64_t k) {
+    k *= 0x9E3779B97F4A7C15ull;
+    return k ^ (k >> 29);
+  }
+  void grow();
+  int32_t root_[256];
+  std::vector<int32_t> values_ = {-1};
+  std::vector<uint64_t> keys_ = std::vector<uint64_t>(16, kEmpty);
+  std::vector<int32_t> children_ = std::vector<int32_t>(16, -1);
+  size_t size_ = 0;
+
+ public:
+  PieceTrie() {
+    for (auto& r : root_) r = -1;
+  }
+};
+
+struct Piece {
+  std::string bytes;
+  float score = 0;
+  uint8_t type = kNormal;
+};
+
+// A span of normalized text and the id it became (the unknown id for unknown characters).
+struct Span {
+  uint32_t begin, end, id;
+};
+
+class Model {
+ public:
+  static std::unique_ptr<Model> create(std::vector<Piece> pieces, Algorithm algorithm, bool byte_fallback,
+                                       const NormalizerSpec& normalizer, std::string* error);
+
+  void normalize(const uint8_t* s, size_t n, std::string& out) const { normalizer_.normalize(s, n, out); }
+  // Normalizes and encodes: the ids of sentencepiece's `encode`.
+  void encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const;
+  // Encodes normalized text (spans in normalized bytes), before byte fallback.
+  void segment(const uint8_t* s, size_t n, std::vector<Span>& out) const;
+  // Byte fallback, or one unknown per run of unknowns: sentencepiece's post-processing.
+  void spans_to_ids(const uint8_t* s, const std::vector<Span>& spans, std::vector<uint32_t>& out) const;
+  // Unigram only: one segmentation drawn with probability proportional to exp(alpha * score).
+  void sample(const uint8_t* s, size_t n, double alpha, std::mt19937_64& rng, std::vector<Span>& out) const;
+
+  // Training (unigram). For each word (normalized bytes) with its frequency: adds freq * the
+  // expected count of each piece to counts (size = number of pieces); returns sum freq * log Z.
+  double expected_counts(const std::vector<std::string>& words, const std::vector<double>& freqs,
+                         std::vector<double>& counts) const;
+  // freq-weighted Viterbi counts per piece, and the summed frequency of the words whose best
+  // segmentation contains each piece (used to prune).
+  void viterbi_counts(const std::vector<std::string>& words, const std::vector<double>& freqs,
+                      std::vector<double>& counts, std::vector<double>& word_freq) const;
+
+  size_t size() const { return pieces_.size(); }
+  int32_t unk_id() const { return unk_id_; }
+
+ private:
+  struct Arc {
+    uint32_t begin, end;
+    int32_t id;
+    float score;
+  };
+  void viterbi(const uint8_t* s, size_t n, std::vector<Span>& out) const;
+  void bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const;
+  void lattice(const uint8_t* s, size_t n, std::vector<Arc>& arcs) const;  // arcs in (begin, end) order
+  int32_t lookup(const uint8_t* s, size_t n) const;                           // piece id in the trie, or -1
+
+  std::vector<Piece> pieces_;
+  Algorithm algorithm_ = Algorithm::kUnigram;
+  Normalizer normalizer_;
+  PieceTrie trie_;
+  int32_t unk_id_ = -1;
+  bool byte_fallback_ = false;
+  int32_t byte_ids_[256];
+  float min_score_ = 0, max_score_ = 0;
+};
+
+}  // namespace spm
+}  // namespace tokenforge

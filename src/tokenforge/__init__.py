@@ -11,11 +11,13 @@ from .load import VocabularyNotFound
 from .registry import get_encoding, list_encoding_names
 from .tokenizer import Tokenizer, UnknownTokenError
 from .io import load
+from .spm import SentencePieceTokenizer, train_unigram
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Encoding",
+    "SentencePieceTokenizer",
     "Tokenizer",
     "UnknownTokenError",
     "VocabularyNotFound",
@@ -24,4 +26,5 @@ __all__ = [
     "get_encoding",
     "list_encoding_names",
     "load",
+    "train_unigram",
 ]

@@ -32,8 +32,13 @@ def save(tok, path, *, format: str = FORMAT_NAME) -> None:
 
 
 def to_dict(tok) -> dict:
+    from .spm.tokenizer import SentencePieceTokenizer
     from .tokenizer import Tokenizer
 
+    if isinstance(tok, SentencePieceTokenizer):  # "model": "unigram" / "sp_bpe" (spm/files.py)
+        from .spm import files
+
+        return files.to_dict(tok, {"format": FORMAT_NAME, "version": FORMAT_VERSION})
     if not isinstance(tok, Tokenizer):
         raise TypeError(f"cannot save a {type(tok).__name__}")
     state = tok._state()
@@ -81,6 +86,10 @@ def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
     version = obj.get("version")
     if version != FORMAT_VERSION:
         fail("version", f"unsupported format version {version!r} (this tokenforge reads {FORMAT_VERSION})")
+    if obj.get("model") in ("unigram", "sp_bpe"):  # SentencePiece-style models (spm/files.py)
+        from .spm import files
+
+        return files.from_dict(obj, source=source)
     if obj.get("model") != "byte_bpe":
         fail("model", f"unknown model {obj.get('model')!r}")
     vocab = obj.get("vocab")

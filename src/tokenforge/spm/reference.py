@@ -148,3 +148,36 @@ def sample(text: str, vocab: dict, unk_id: int, alpha: float, rng: random.Random
         out.append((text[start:pos], i))
         pos = start
     return out[::-1]
+
+
+def bpe_dropout(text: str, vocab: dict, unk_id: int, p: float, rng: random.Random) -> list[tuple[str, int]]:
+    """sentencepiece's BPE with BPE-dropout: the best pair taken from the agenda is dropped with
+    probability p (it comes back only if a neighbour merges and forms it again)."""
+    syms = list(text)  # symbol k; "" once merged into its left neighbour
+    prev = list(range(-1, len(syms) - 1))
+    nxt = list(range(1, len(syms))) + [-1]
+    agenda: list = []
+
+    def push(left: int, right: int) -> None:
+        if left < 0 or right < 0:
+            return
+        e = vocab.get(syms[left] + syms[right])
+        if e is not None and e[2] == NORMAL:
+            heapq.heappush(agenda, (-e[1], left, right, len(syms[left]) + len(syms[right])))
+
+    for k in range(1, len(syms)):
+        push(k - 1, k)
+    while agenda:
+        _, left, right, size = heapq.heappop(agenda)
+        if not syms[left] or not syms[right] or len(syms[left]) + len(syms[right]) != size:
+            continue  # stale
+        if rng.random() < p:
+            continue  # dropped
+        syms[left] += syms[right]
+        syms[right] = ""
+        nxt[left] = nxt[right]
+        if nxt[right] >= 0:
+            prev[nxt[right]] = left
+        push(prev[left], left)
+        push(left, nxt[left])
+    return [(s, vocab[s][0] if vocab.get(s, (0, 0, 0))[2] == NORMAL else unk_id) for s in syms if s]

@@ -42,6 +42,8 @@ def _clean(text: str) -> str:
 class SentencePieceTokenizer:
     """A SentencePiece-style tokenizer (unigram or BPE model type)."""
 
+    name = "sentencepiece"
+
     def __init__(self, model: ModelFile):
         if model.model_type not in ALGORITHMS:
             name = mf.MODEL_TYPE_NAMES.get(model.model_type, str(model.model_type))
@@ -128,8 +130,29 @@ class SentencePieceTokenizer:
         return mf.to_bytes(self.model)
 
     def save_model(self, path) -> None:
+        """Writes a sentencepiece `.model` file."""
         with open(path, "wb") as f:
             f.write(self.to_model_bytes())
+
+    def save(self, path, *, format: str = "tokenforge") -> None:
+        """tokenforge's own JSON file (`tokenforge.load` reads it), or format="huggingface" for a
+        tokenizer.json (unigram models), or format="sentencepiece" for a `.model` file."""
+        if format == "huggingface":
+            from . import files
+
+            return files.save_hf(self, path)
+        if format == "sentencepiece":
+            return self.save_model(path)
+        from .. import io
+
+        io.save(self, path, format=format)
+
+    @classmethod
+    def from_huggingface(cls, path) -> "SentencePieceTokenizer":
+        """Loads a Hugging Face tokenizer.json with a Unigram model."""
+        from . import files
+
+        return files.load_hf(path)
 
     # ---- vocabulary ------------------------------------------------------------------------------
 
@@ -224,20 +247,7 @@ class SentencePieceTokenizer:
         return self._byte_ids if self.model.byte_fallback else None
 
     def _bpe_dropout(self, text: str, p: float, rng: random.Random) -> list[int]:
-        """sentencepiece's BPE where each possible merge is skipped with probability p."""
-        vocab = self._vocab()
-        parts = list(self.normalize(text))
-        while True:
-            best = None
-            for k in range(len(parts) - 1):
-                e = vocab.get(parts[k] + parts[k + 1])
-                if e is not None and e[2] == NORMAL and rng.random() >= p and (best is None or e[1] > best[0]):
-                    best = (e[1], k)
-            if best is None:
-                break
-            k = best[1]
-            parts[k : k + 2] = [parts[k] + parts[k + 1]]
-        pieces = [(q, vocab[q][0] if vocab.get(q, (0, 0, 0))[2] == NORMAL else self.unk_id) for q in parts]
+        pieces = reference.bpe_dropout(self.normalize(text), self._vocab(), self.unk_id, p, rng)
         return reference.postprocess(pieces, self.unk_id, self._fallback())
 
     # ---- decoding --------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ bool Normalizer::init(const NormalizerSpec& spec, std::string* error) {
   spec_ = spec;
   units_.clear();
   strings_.clear();
+  for (bool& p : plain_) p = true;
   const std::string& blob = spec.charsmap;
   if (blob.empty()) return true;
   uint32_t size;
@@ -47,10 +48,19 @@ bool Normalizer::init(const NormalizerSpec& spec, std::string* error) {
   std::memcpy(units_.data(), blob.data() + 4, size);
   strings_ = blob.substr(4 + size);
   strings_.push_back('\0');  // every replacement is NUL-terminated, even a truncated last one
+  for (int b = 0; b < 128; ++b) {
+    size_t node = offset_of(units_[0]) ^ size_t(b);
+    plain_[b] = !(node < units_.size() && label_of(units_[node]) == uint32_t(b));
+  }
   return true;
 }
 
 size_t Normalizer::step(const uint8_t* s, size_t n, const char** rep, size_t* rep_len) const {
+  if (s[0] < 0x80 && plain_[s[0]]) {  // no rule starts with this byte
+    *rep = reinterpret_cast<const char*>(s);
+    *rep_len = 1;
+    return 1;
+  }
   size_t best_len = 0;
   uint32_t best_value = 0;
   if (!units_.empty()) {
@@ -99,6 +109,13 @@ void Normalizer::normalize(const uint8_t* s, size_t n, std::string& out) const {
   if (spec_.add_dummy_prefix && !spec_.treat_whitespace_as_suffix) out.append(space, space_len);
   bool prev_space = remove_ws;
   while (n) {
+    if (s[0] < 0x80 && s[0] != ' ' && plain_[s[0]]) {  // the common case, copied as is
+      out.push_back(char(s[0]));
+      prev_space = false;
+      ++s;
+      --n;
+      continue;
+    }
     size_t used = step(s, n, &rep, &rep_len);
     if (prev_space)
       while (rep_len && *rep == ' ') ++rep, --rep_len;
@@ -127,43 +144,82 @@ void Normalizer::normalize(const uint8_t* s, size_t n, std::string& out) const {
 
 // ---- PieceTrie -----------------------------------------------------------------------------------
 
-void PieceTrie::grow() {
-  std::vector<uint64_t> old_keys(keys_.size() * 2, kEmpty);
-  std::vector<int32_t> old_children(keys_.size() * 2, -1);
-  old_keys.swap(keys_);
-  old_children.swap(children_);
-  size_t mask = keys_.size() - 1;
-  for (size_t j = 0; j < old_keys.size(); ++j) {
-    if (old_keys[j] == kEmpty) continue;
-    size_t i = mix(old_keys[j]) & mask;
-    while (keys_[i] != kEmpty) i = (i + 1) & mask;
-    keys_[i] = old_keys[j];
-    children_[i] = old_children[j];
-  }
-}
-
-void PieceTrie::insert(const uint8_t* s, size_t n, int32_t value) {
-  int32_t node = 0;
-  for (size_t k = 0; k < n; ++k) {
-    int32_t next = child(node, s[k]);
-    if (next < 0) {
-      next = int32_t(values_.size());
-      values_.push_back(-1);
-      if (node == 0) {
-        root_[s[k]] = next;
+void PieceTrie::build(const std::vector<Key>& keys) {
+  // 1. a plain trie with sorted children
+  struct Node {
+    std::vector<std::pair<uint8_t, int32_t>> children;
+    int32_t id = -1;
+    float score = 0;
+  };
+  std::vector<Node> nodes(1);
+  for (const Key& k : keys) {
+    int32_t node = 0;
+    for (unsigned char c : k.bytes) {
+      auto& ch = nodes[size_t(node)].children;
+      auto it = std::lower_bound(ch.begin(), ch.end(), std::make_pair(uint8_t(c), int32_t(-1)));
+      if (it != ch.end() && it->first == c) {
+        node = it->second;
       } else {
-        if ((size_ + 1) * 2 > keys_.size()) grow();
-        uint64_t key = (uint64_t(uint32_t(node)) << 8) | s[k];
-        size_t mask = keys_.size() - 1, i = mix(key) & mask;
-        while (keys_[i] != kEmpty) i = (i + 1) & mask;
-        keys_[i] = key;
-        children_[i] = next;
-        ++size_;
+        int32_t fresh = int32_t(nodes.size());
+        ch.insert(it, {uint8_t(c), fresh});
+        nodes.emplace_back();
+        node = fresh;
       }
     }
-    node = next;
+    if (node && nodes[size_t(node)].id < 0) {
+      nodes[size_t(node)].id = k.id;
+      nodes[size_t(node)].score = k.score;
+    }
   }
-  if (values_[size_t(node)] < 0) values_[size_t(node)] = value;  // the first of duplicates wins
+  // 2. place the nodes breadth first: for each, the first base whose slots for all its labels are
+  // free
+  std::vector<char> used(256 + 2 * nodes.size() + 256, 0);
+  units_.assign(used.size(), Unit{});
+  std::vector<int32_t> where(nodes.size(), -1);  // plain node -> unit
+  where[0] = 0;
+  used[0] = 1;
+  units_[0].check = -2;  // the root is nobody's child
+  size_t first_free = 1, top = 1;
+  std::vector<int32_t> queue = {0};
+  for (size_t q = 0; q < queue.size(); ++q) {
+    const Node& n = nodes[size_t(queue[q])];
+    const int32_t unit = where[size_t(queue[q])];
+    units_[size_t(unit)].id = n.id;
+    units_[size_t(unit)].score = n.score;
+    if (n.children.empty()) continue;
+    while (used[first_free]) ++first_free;
+    // first fit, searching at most the last 8192 units (as darts-clone keeps a window of free
+    // blocks): old holes that fit nothing are left behind, so building stays linear
+    const size_t lo = n.children.front().first;
+    size_t p = std::max(first_free, top > 8192 ? top - 8192 : size_t(0));
+    p = std::max(p, lo + 1);  // base + lo >= 1, and base 0 only for the root
+    size_t base;
+    for (;; ++p) {
+      base = p - lo;
+      if (base + 256 >= used.size()) {
+        used.resize(used.size() * 2, 0);
+        units_.resize(used.size());
+      }
+      if (used[p]) continue;
+      bool fits = true;
+      for (size_t k = 1; fits && k < n.children.size(); ++k) fits = !used[base + n.children[k].first];
+      if (fits) break;
+    }
+    units_[size_t(unit)].base = int32_t(base);
+    for (const auto& [label, child] : n.children) {
+      size_t slot = base + label;
+      used[slot] = 1;
+      units_[slot].check = unit;
+      where[size_t(child)] = int32_t(slot);
+      queue.push_back(child);
+      top = std::max(top, slot + 1);
+    }
+  }
+  // every base + 255 must be readable: a unit with check -1 answers "no child"
+  size_t max_base = 0;
+  for (size_t i = 0; i < top; ++i) max_base = std::max(max_base, size_t(units_[i].base));
+  units_.resize(std::max(top, max_base + 256));
+  for (size_t i = top; i < units_.size(); ++i) units_[i] = Unit{};
 }
 
 // ---- Model ---------------------------------------------------------------------------------------
@@ -175,6 +231,7 @@ std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algori
   m->algorithm_ = algorithm;
   m->byte_fallback_ = byte_fallback;
   for (auto& b : m->byte_ids_) b = -1;
+  std::vector<PieceTrie::Key> keys;
   m->min_score_ = FLT_MAX;
   m->max_score_ = FLT_MIN;
   for (size_t i = 0; i < pieces.size(); ++i) {
@@ -188,7 +245,8 @@ std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algori
         if (p.bytes.empty()) return *error = "piece " + std::to_string(i) + " is empty", nullptr;
         if (p.type == kUnused && algorithm == Algorithm::kBpe)
           return *error = "unused pieces in a BPE model are not supported", nullptr;
-        m->trie_.insert(reinterpret_cast<const uint8_t*>(p.bytes.data()), p.bytes.size(), int32_t(i));
+        // an unused piece stays in the trie as a plain path: sentencepiece skips it when found
+        keys.push_back({p.bytes, p.type == kUnused ? -1 : int32_t(i), p.score});
         break;
       case kUnknown:
         if (m->unk_id_ < 0) m->unk_id_ = int32_t(i);
@@ -210,6 +268,7 @@ std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algori
     }
   }
   if (m->unk_id_ < 0) return *error = "the model has no unknown piece", nullptr;
+  m->trie_.build(keys);
   if (byte_fallback)
     for (int b = 0; b < 256; ++b)
       if (m->byte_ids_[b] < 0) return *error = "byte fallback without a piece for every byte", nullptr;
@@ -220,7 +279,7 @@ std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algori
 int32_t Model::lookup(const uint8_t* s, size_t n) const {
   int32_t node = 0;
   for (size_t k = 0; k < n && node >= 0; ++k) node = trie_.child(node, s[k]);
-  return node < 0 ? -1 : trie_.value(node);
+  return node < 0 ? -1 : trie_.id(node);
 }
 
 void Model::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
@@ -276,10 +335,10 @@ void Model::viterbi(const uint8_t* s, size_t n, std::vector<Span>& out) const {
     for (size_t k = start; k < n; ++k) {
       node = trie_.child(node, s[k]);
       if (node < 0) break;
-      int32_t id = trie_.value(node);
-      if (id < 0 || pieces_[size_t(id)].type == kUnused) continue;
+      const int32_t id = trie_.id(node);
+      if (id < 0) continue;
       Node& target = best[k + 1];
-      float cand = here + pieces_[size_t(id)].score;
+      float cand = here + trie_.score(node);
       if (target.start == -1 || cand > target.score) target = Node{cand, int32_t(start), id};
       if (k + 1 - start == mblen) single = true;
     }
@@ -363,9 +422,9 @@ void Model::lattice(const uint8_t* s, size_t n, std::vector<Arc>& arcs) const {
     for (size_t k = start; k < n; ++k) {
       node = trie_.child(node, s[k]);
       if (node < 0) break;
-      int32_t id = trie_.value(node);
-      if (id < 0 || pieces_[size_t(id)].type == kUnused) continue;
-      arcs.push_back(Arc{uint32_t(start), uint32_t(k + 1), id, pieces_[size_t(id)].score});
+      const int32_t id = trie_.id(node);
+      if (id < 0) continue;
+      arcs.push_back(Arc{uint32_t(start), uint32_t(k + 1), id, trie_.score(node)});
       if (k + 1 - start == mblen) single = true;
     }
     // the unknown arc is the shortest of its start: insert it first, keeping (begin, end) order

@@ -39,41 +39,36 @@ class Normalizer {
   NormalizerSpec spec_;
   std::vector<uint32_t> units_;
   std::string strings_;
+  bool plain_[128];  // ASCII bytes that no rule starts with: copied as they are
 };
 
-// A byte trie over the pieces: a dense root and a hash of (node, byte) -> child below it.
+// A byte trie over the pieces as a double array (as sentencepiece's darts): the child of node by
+// byte b is unit base(node) + b if that unit's check is node. Each unit also carries the id and
+// score of the piece ending there (id -1: none), so a Viterbi step touches one 16-byte unit.
 class PieceTrie {
  public:
-  void insert(const uint8_t* s, size_t n, int32_t value);
-  // The child of node by byte b, or -1.
+  struct Key {
+    std::string bytes;
+    int32_t id;
+    float score;
+  };
+  // Duplicated keys: the first wins. Empty keys are ignored.
+  void build(const std::vector<Key>& keys);
   int32_t child(int32_t node, uint8_t b) const {
-    if (node == 0) return root_[b];
-    uint64_t key = (uint64_t(uint32_t(node)) << 8) | b;
-    size_t mask = keys_.size() - 1;
-    for (size_t i = mix(key) & mask;; i = (i + 1) & mask) {
-      if (keys_[i] == key) return children_[i];
-      if (keys_[i] == kEmpty) return -1;
-    }
+    const size_t next = size_t(units_[size_t(node)].base) + b;
+    return units_[next].check == node ? int32_t(next) : -1;
   }
-  int32_t value(int32_t node) const { return values_[size_t(node)]; }
+  int32_t id(int32_t node) const { return units_[size_t(node)].id; }
+  float score(int32_t node) const { return units_[size_t(node)].score; }
 
  private:
-  static constexpr uint64_t kEmpty = ~0ull;
-  static uint64_t mix(uint64_t k) {
-    k *= 0x9E3779B97F4A7C15ull;
-    return k ^ (k >> 29);
-  }
-  void grow();
-  int32_t root_[256];
-  std::vector<int32_t> values_ = {-1};
-  std::vector<uint64_t> keys_ = std::vector<uint64_t>(16, kEmpty);
-  std::vector<int32_t> children_ = std::vector<int32_t>(16, -1);
-  size_t size_ = 0;
-
- public:
-  PieceTrie() {
-    for (auto& r : root_) r = -1;
-  }
+  struct Unit {
+    int32_t base = 0;
+    int32_t check = -1;
+    int32_t id = -1;
+    float score = 0;
+  };
+  std::vector<Unit> units_ = std::vector<Unit>(257);
 };
 
 struct Piece {

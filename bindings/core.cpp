@@ -402,6 +402,11 @@ struct PySentencePieceModel {
     return nb::make_tuple(counts, total);
   }
 
+  std::vector<std::vector<int32_t>> alternatives() const {
+    nb::gil_scoped_release release;
+    return model->alternatives();
+  }
+
   nb::tuple viterbi_counts(const std::vector<nb::bytes>& words, const std::vector<double>& freqs) const {
     if (words.size() != freqs.size()) throw nb::value_error("one frequency per word");
     std::vector<std::string> ws;
@@ -431,5 +436,24 @@ void bind_sentencepiece(nb::module_& m) {
       .def("segment", &PySentencePieceModel::segment, nb::arg("normalized"))
       .def("sample", &PySentencePieceModel::sample, nb::arg("text"), nb::arg("alpha"), nb::arg("seed").none())
       .def("expected_counts", &PySentencePieceModel::expected_counts, nb::arg("words"), nb::arg("freqs"))
-      .def("viterbi_counts", &PySentencePieceModel::viterbi_counts, nb::arg("words"), nb::arg("freqs"));
+      .def("viterbi_counts", &PySentencePieceModel::viterbi_counts, nb::arg("words"), nb::arg("freqs"))
+      .def("alternatives", &PySentencePieceModel::alternatives);
+  // Training seeds: (substring bytes, count) of the words, counted at least min_count times.
+  m.def(
+      "sentencepiece_count_substrings",
+      [](const std::vector<nb::bytes>& words, const std::vector<double>& freqs, size_t max_chars, double min_count) {
+        if (words.size() != freqs.size()) throw nb::value_error("one frequency per word");
+        std::vector<std::string> ws;
+        ws.reserve(words.size());
+        for (const auto& w : words) ws.emplace_back(w.c_str(), w.size());
+        std::vector<std::pair<std::string, double>> counts;
+        {
+          nb::gil_scoped_release release;
+          counts = spm::count_substrings(ws, freqs, max_chars, min_count);
+        }
+        nb::list out;
+        for (const auto& [k, v] : counts) out.append(nb::make_tuple(nb::bytes(k.data(), k.size()), v));
+        return out;
+      },
+      nb::arg("words"), nb::arg("freqs"), nb::arg("max_chars"), nb::arg("min_count"));
 }

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <queue>
+#include <string_view>
+#include <unordered_map>
 
 namespace tokenforge {
 namespace spm {
@@ -145,74 +147,87 @@ void Normalizer::normalize(const uint8_t* s, size_t n, std::string& out) const {
 // ---- PieceTrie -----------------------------------------------------------------------------------
 
 void PieceTrie::build(const std::vector<Key>& keys) {
-  // 1. a plain trie with sorted children
-  struct Node {
-    std::vector<std::pair<uint8_t, int32_t>> children;
-    int32_t id = -1;
-    float score = 0;
-  };
-  std::vector<Node> nodes(1);
-  for (const Key& k : keys) {
-    int32_t node = 0;
-    for (unsigned char c : k.bytes) {
-      auto& ch = nodes[size_t(node)].children;
-      auto it = std::lower_bound(ch.begin(), ch.end(), std::make_pair(uint8_t(c), int32_t(-1)));
-      if (it != ch.end() && it->first == c) {
-        node = it->second;
-      } else {
-        int32_t fresh = int32_t(nodes.size());
-        ch.insert(it, {uint8_t(c), fresh});
-        nodes.emplace_back();
-        node = fresh;
-      }
-    }
-    if (node && nodes[size_t(node)].id < 0) {
-      nodes[size_t(node)].id = k.id;
-      nodes[size_t(node)].score = k.score;
-    }
-  }
-  // 2. place the nodes breadth first: for each, the first base whose slots for all its labels are
-  // free
-  std::vector<char> used(256 + 2 * nodes.size() + 256, 0);
+  // Keys sorted by bytes (then by input order, so the first of duplicates wins); a node is a range
+  // of keys sharing a prefix, placed depth first: for each, the first base (in a window of the
+  // last 8192 units, as darts-clone keeps a window of free blocks) whose slots for all its labels
+  // are free. Old holes that fit nothing are left behind, so building stays linear.
+  std::vector<uint32_t> order;
+  order.reserve(keys.size());
+  for (uint32_t i = 0; i < keys.size(); ++i)
+    if (!keys[i].bytes.empty()) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    int c = keys[a].bytes.compare(keys[b].bytes);
+    return c != 0 ? c < 0 : a < b;
+  });
+  std::vector<char> used(1024, 0);
   units_.assign(used.size(), Unit{});
-  std::vector<int32_t> where(nodes.size(), -1);  // plain node -> unit
-  where[0] = 0;
-  used[0] = 1;
+  // next_free[i]: a link towards the first free slot >= i (union-find with path halving), so the
+  // search below visits free slots only
+  std::vector<uint32_t> next_free(used.size());
+  for (size_t i = 0; i < next_free.size(); ++i) next_free[i] = uint32_t(i);
+  auto find_free = [&](size_t i) {
+    while (next_free[i] != i) i = next_free[i] = next_free[next_free[i]];
+    return i;
+  };
+  auto take = [&](size_t slot) {
+    used[slot] = 1;
+    next_free[slot] = uint32_t(slot + 1);
+  };
+  take(0);
   units_[0].check = -2;  // the root is nobody's child
-  size_t first_free = 1, top = 1;
-  std::vector<int32_t> queue = {0};
-  for (size_t q = 0; q < queue.size(); ++q) {
-    const Node& n = nodes[size_t(queue[q])];
-    const int32_t unit = where[size_t(queue[q])];
-    units_[size_t(unit)].id = n.id;
-    units_[size_t(unit)].score = n.score;
-    if (n.children.empty()) continue;
-    while (used[first_free]) ++first_free;
-    // first fit, searching at most the last 8192 units (as darts-clone keeps a window of free
-    // blocks): old holes that fit nothing are left behind, so building stays linear
-    const size_t lo = n.children.front().first;
-    size_t p = std::max(first_free, top > 8192 ? top - 8192 : size_t(0));
-    p = std::max(p, lo + 1);  // base + lo >= 1, and base 0 only for the root
+  size_t top = 1;
+  std::vector<uint8_t> labels;
+  std::vector<std::pair<size_t, size_t>> groups;
+  struct Task {
+    size_t begin, end, depth;
+    int32_t unit;
+  };
+  std::vector<Task> stack = {{0, order.size(), 0, 0}};
+  while (!stack.empty()) {
+    Task t = stack.back();
+    stack.pop_back();
+    size_t b = t.begin;
+    if (b < t.end && keys[order[b]].bytes.size() == t.depth) {  // a key ends here
+      units_[size_t(t.unit)].id = keys[order[b]].id;
+      units_[size_t(t.unit)].score = keys[order[b]].score;
+      while (b < t.end && keys[order[b]].bytes.size() == t.depth) ++b;  // later duplicates
+    }
+    if (b == t.end) continue;
+    labels.clear();
+    groups.clear();
+    for (size_t k = b; k < t.end;) {
+      uint8_t c = uint8_t(keys[order[k]].bytes[t.depth]);
+      size_t e = k;
+      while (e < t.end && uint8_t(keys[order[e]].bytes[t.depth]) == c) ++e;
+      labels.push_back(c);
+      groups.push_back({k, e});
+      k = e;
+    }
+    const size_t lo = labels.front();
+    size_t p = std::max(top > 8192 ? top - 8192 : size_t(1), lo + 1);
     size_t base;
     for (;; ++p) {
-      base = p - lo;
-      if (base + 256 >= used.size()) {
-        used.resize(used.size() * 2, 0);
-        units_.resize(used.size());
+      if (p + 257 >= used.size()) {
+        size_t old = used.size();
+        used.resize(old * 2, 0);
+        units_.resize(old * 2);
+        next_free.resize(old * 2);
+        for (size_t i = old; i < next_free.size(); ++i) next_free[i] = uint32_t(i);
       }
-      if (used[p]) continue;
+      p = find_free(p);
+      if (p + 257 >= used.size()) continue;  // grow first
+      base = p - lo;
       bool fits = true;
-      for (size_t k = 1; fits && k < n.children.size(); ++k) fits = !used[base + n.children[k].first];
+      for (size_t k = 1; fits && k < labels.size(); ++k) fits = !used[base + labels[k]];
       if (fits) break;
     }
-    units_[size_t(unit)].base = int32_t(base);
-    for (const auto& [label, child] : n.children) {
-      size_t slot = base + label;
-      used[slot] = 1;
-      units_[slot].check = unit;
-      where[size_t(child)] = int32_t(slot);
-      queue.push_back(child);
+    units_[size_t(t.unit)].base = int32_t(base);
+    for (size_t k = 0; k < labels.size(); ++k) {
+      size_t slot = base + labels[k];
+      take(slot);
+      units_[slot].check = t.unit;
       top = std::max(top, slot + 1);
+      stack.push_back({groups[k].first, groups[k].second, t.depth + 1, int32_t(slot)});
     }
   }
   // every base + 255 must be readable: a unit with check -1 answers "no child"
@@ -505,6 +520,58 @@ void Model::viterbi_counts(const std::vector<std::string>& words, const std::vec
     seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
     for (uint32_t id : seen) word_freq[id] += freqs[w];
   }
+}
+
+std::vector<std::vector<int32_t>> Model::alternatives() const {
+  std::vector<std::vector<int32_t>> out(pieces_.size());
+  std::vector<Arc> arcs;
+  std::vector<double> best;
+  std::vector<const Arc*> from;
+  for (size_t i = 0; i < pieces_.size(); ++i) {
+    const Piece& p = pieces_[i];
+    if (p.type != kNormal) continue;
+    const uint8_t* s = reinterpret_cast<const uint8_t*>(p.bytes.data());
+    const size_t n = p.bytes.size();
+    lattice(s, n, arcs);
+    best.assign(n + 1, -INFINITY);
+    from.assign(n + 1, nullptr);
+    best[0] = 0;
+    for (const Arc& a : arcs) {
+      if (a.id == unk_id_ || (a.begin == 0 && a.end == n) || best[a.begin] == -INFINITY) continue;
+      double cand = best[a.begin] + a.score;
+      if (cand > best[a.end]) best[a.end] = cand, from[a.end] = &a;
+    }
+    if (!from[n]) continue;
+    for (size_t end = n; end > 0; end = from[end]->begin) out[i].push_back(from[end]->id);
+    std::reverse(out[i].begin(), out[i].end());
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, double>> count_substrings(const std::vector<std::string>& words,
+                                                             const std::vector<double>& freqs, size_t max_chars,
+                                                             double min_count) {
+  std::unordered_map<std::string_view, double> counts;
+  counts.reserve(words.size() * 8);
+  std::vector<size_t> starts;
+  for (size_t w = 0; w < words.size(); ++w) {
+    const std::string& word = words[w];
+    starts.clear();
+    for (size_t k = 0; k < word.size(); k += utf8_len(uint8_t(word[k]))) starts.push_back(k);
+    starts.push_back(word.size());
+    const size_t chars = starts.size() - 1;
+    for (size_t i = 0; i < chars; ++i) {
+      for (size_t j = i + 2; j <= std::min(chars, i + max_chars); ++j) {
+        if (word.compare(starts[j - 1], 3, kSpace) == 0) break;  // a ▁ inside: longer ones too
+        counts[std::string_view(word.data() + starts[i], starts[j] - starts[i])] += freqs[w];
+      }
+    }
+  }
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [k, v] : counts)
+    if (v >= min_count) out.emplace_back(std::string(k), v);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace spm

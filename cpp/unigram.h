@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tokenforge {
@@ -106,6 +107,10 @@ class Model {
   void viterbi_counts(const std::vector<std::string>& words, const std::vector<double>& freqs,
                       std::vector<double>& counts, std::vector<double>& word_freq) const;
 
+  // For each piece, the ids of its best segmentation into other pieces (empty if none): what
+  // removing it would cost, for pruning.
+  std::vector<std::vector<int32_t>> alternatives() const;
+
   size_t size() const { return pieces_.size(); }
   int32_t unk_id() const { return unk_id_; }
 
@@ -129,6 +134,12 @@ class Model {
   int32_t byte_ids_[256];
   float min_score_ = 0, max_score_ = 0;
 };
+
+// Training seeds: every substring of 2..max_chars characters of each word (UTF-8) with no `▁`
+// after its first character, with its freq-weighted count; those counted at least min_count times.
+std::vector<std::pair<std::string, double>> count_substrings(const std::vector<std::string>& words,
+                                                             const std::vector<double>& freqs, size_t max_chars,
+                                                             double min_count);
 
 }  // namespace spm
 }  // namespace tokenforge

@@ -81,16 +81,15 @@ def required_chars(words: Counter, coverage: float) -> dict[str, int]:
 
 
 def seed_pieces(words: Counter, chars: dict, max_len: int, seed_size: int) -> list[tuple[str, float]]:
-    subs: Counter = Counter()
-    for w, n in words.items():
-        for i in range(len(w)):
-            for j in range(i + 2, min(len(w), i + max_len) + 1):
-                s = w[i:j]
-                if s[-1] not in chars or (j - 1 > i and s[j - i - 1] == SPACE):
-                    break
-                subs[s] += n
-        # substrings with an unknown character or an inner ▁ are cut by the breaks above
-    good = [(s, n * len(s)) for s, n in subs.items() if n >= 2 and s[0] in chars and SPACE not in s[1:]]
+    """Required characters + the best substrings by frequency x length, as log probabilities."""
+    counted = _core.sentencepiece_count_substrings(
+        [w.encode("utf-8") for w in words], [float(n) for n in words.values()], max_len, 2.0
+    )
+    good = []
+    for b, n in counted:
+        s = b.decode("utf-8")
+        if all(c in chars for c in s):
+            good.append((s, n * len(s)))
     good.sort(key=lambda kv: (-kv[1], kv[0]))
     seeds = [(c, float(n)) for c, n in chars.items()] + good[: max(0, seed_size - len(chars))]
     total = sum(n for _, n in seeds)
@@ -103,27 +102,6 @@ class _Lattice:
     def __init__(self, pieces: list[tuple[str, float]]):
         entries = [(b"<unk>", 0.0, UNKNOWN)] + [(p.encode("utf-8"), s, NORMAL) for p, s in pieces]
         self.model = _core.SentencePieceModel(entries, 1, False, b"", False, False, False, False)
-
-
-def _best_alternative(piece: str, scores: dict[str, float]) -> list[str] | None:
-    """The best segmentation of piece into other pieces (None if there is none)."""
-    n = len(piece)
-    best: list[tuple[float, int]] = [(0.0, -1)] + [(-math.inf, -1)] * n
-    for end in range(1, n + 1):
-        for start in range(max(0, end - 16), end):
-            s = scores.get(piece[start:end])
-            if s is None or (start == 0 and end == n) or best[start][0] == -math.inf:
-                continue
-            if best[start][0] + s > best[end][0]:
-                best[end] = (best[start][0] + s, start)
-    if best[n][0] == -math.inf:
-        return None
-    out, end = [], n
-    while end > 0:
-        start = best[end][1]
-        out.append(piece[start:end])
-        end = start
-    return out[::-1]
 
 
 def train_unigram(
@@ -186,10 +164,10 @@ def train_unigram(
 
 
 def _prune(pieces, chars, word_list, freqs, size):
-    counts, word_freq = _Lattice(pieces).model.viterbi_counts(word_list, freqs)
+    lattice = _Lattice(pieces).model
+    counts, word_freq = lattice.viterbi_counts(word_list, freqs)
     counts, word_freq = counts[1:], word_freq[1:]
-    index = {p: k for k, (p, _) in enumerate(pieces)}
-    scores = {p: s for p, s in pieces}
+    alternatives = lattice.alternatives()[1:]  # ids shifted by one: id 0 is <unk>
     total = sum(counts)
     log_total = math.log(total)
     all_freq = sum(freqs)
@@ -200,15 +178,15 @@ def _prune(pieces, chars, word_list, freqs, size):
             continue
         if counts[k] == 0:
             continue  # not on any Viterbi path: removing it costs nothing
-        alt = _best_alternative(p, scores)
-        if alt is None:
+        alt = [a - 1 for a in alternatives[k]]
+        if not alt:
             keep.append((p, s))
             continue
         f = word_freq[k] / all_freq
         logprob = math.log(counts[k]) - log_total
         # without p, its count moves to each piece of the alternative
         log_total_alt = math.log(total + counts[k] * (len(alt) - 1))
-        logprob_alt = sum(math.log(counts[index[a]] + counts[k]) - log_total_alt for a in alt)
+        logprob_alt = sum(math.log(counts[a] + counts[k]) - log_total_alt for a in alt)
         candidates.append((f * (logprob - logprob_alt), k))
     candidates.sort(key=lambda lk: (-lk[0], lk[1]))
     for _, k in candidates[: max(0, size - len(keep))]:

@@ -1,6 +1,7 @@
 #include "unigram.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -284,6 +285,12 @@ std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algori
   }
   if (m->unk_id_ < 0) return *error = "the model has no unknown piece", nullptr;
   m->trie_.build(keys);
+  static std::atomic<uint64_t> serials{0};
+  m->serial_ = ++serials;
+  m->words_independent_ = algorithm == Algorithm::kBpe && normalizer.escape_whitespaces;
+  for (const Piece& p : pieces)
+    if ((p.type == kNormal || p.type == kUserDefined) && p.bytes.find(kSpace, 1) != std::string::npos)
+      m->words_independent_ = false;
   if (byte_fallback)
     for (int b = 0; b < 256; ++b)
       if (m->byte_ids_[b] < 0) return *error = "byte fallback without a piece for every byte", nullptr;
@@ -376,42 +383,83 @@ void Model::viterbi(const uint8_t* s, size_t n, std::vector<Span>& out) const {
 // sentencepiece's bpe::Model::Encode: characters, then repeatedly the adjacent pair whose
 // concatenation is a piece with the highest score (leftmost on ties), via a heap with lazy checks.
 void Model::bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const {
+  if (!words_independent_) return bpe_word(s, n, out);
+  // Per `▁`-word, with a per-thread cache of each word's spans (relative to the word).
+  struct Cache {
+    uint64_t owner = 0;
+    std::unordered_map<std::string, std::vector<Span>> words;
+  };
+  thread_local Cache cache;
+  if (cache.owner != serial_ || cache.words.size() > (1u << 16)) {
+    cache.words.clear();
+    cache.owner = serial_;
+  }
+  thread_local std::vector<Span> tmp;
+  size_t start = 0;
+  while (start < n) {
+    size_t end = start + 1;
+    while (end < n && !(end + 3 <= n && std::memcmp(s + end, kSpace, 3) == 0)) ++end;
+    std::string key(reinterpret_cast<const char*>(s + start), end - start);
+    auto it = cache.words.find(key);
+    if (it == cache.words.end()) {
+      tmp.clear();
+      bpe_word(s + start, end - start, tmp);
+      it = cache.words.emplace(std::move(key), tmp).first;
+    }
+    for (const Span& sp : it->second) out.push_back(Span{sp.begin + uint32_t(start), sp.end + uint32_t(start), sp.id});
+    start = end;
+  }
+}
+
+void Model::bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const {
   struct Symbol {
     uint32_t begin, len;
     int32_t prev, next;
+    int32_t node;  // the trie node of the symbol's bytes (-1: not a prefix of any piece)
   };
   struct Pair {
     float score;
     int32_t left, right;
     uint32_t size;
+    int32_t node;  // trie node of the concatenation
   };
+  // the agenda's order: higher score first, then the leftmost
   auto worse = [](const Pair& a, const Pair& b) {
     return a.score < b.score || (a.score == b.score && a.left > b.left);
   };
   thread_local std::vector<Symbol> symbols;
+  thread_local std::vector<Pair> agenda;
   symbols.clear();
+  agenda.clear();
   for (size_t pos = 0; pos < n;) {
     size_t len = std::min(utf8_len(s[pos]), n - pos);
     int32_t index = int32_t(symbols.size());
-    symbols.push_back(Symbol{uint32_t(pos), uint32_t(len), index - 1, pos + len < n ? index + 1 : -1});
+    int32_t node = 0;
+    for (size_t k = pos; k < pos + len && node >= 0; ++k) node = trie_.child(node, s[k]);
+    symbols.push_back(Symbol{uint32_t(pos), uint32_t(len), index - 1, pos + len < n ? index + 1 : -1, node});
     pos += len;
   }
   if (symbols.empty()) return;
-  std::priority_queue<Pair, std::vector<Pair>, decltype(worse)> agenda(worse);
   auto maybe_add = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
     const Symbol &l = symbols[size_t(left)], &r = symbols[size_t(right)];
-    int32_t id = lookup(s + l.begin, l.len + r.len);
+    int32_t node = l.node;  // walk on from the left symbol's node over the right symbol's bytes
+    for (uint32_t k = r.begin; k < r.begin + r.len && node >= 0; ++k) node = trie_.child(node, s[k]);
+    if (node < 0) return;
+    int32_t id = trie_.id(node);
     if (id < 0) return;
-    agenda.push(Pair{pieces_[size_t(id)].score, left, right, l.len + r.len});
+    agenda.push_back(Pair{trie_.score(node), left, right, l.len + r.len, node});
+    std::push_heap(agenda.begin(), agenda.end(), worse);
   };
   for (size_t i = 1; i < symbols.size(); ++i) maybe_add(int32_t(i - 1), int32_t(i));
   while (!agenda.empty()) {
-    Pair top = agenda.top();
-    agenda.pop();
+    std::pop_heap(agenda.begin(), agenda.end(), worse);
+    Pair top = agenda.back();
+    agenda.pop_back();
     Symbol &l = symbols[size_t(top.left)], &r = symbols[size_t(top.right)];
     if (l.len == 0 || r.len == 0 || l.len + r.len != top.size) continue;  // stale
     l.len += r.len;
+    l.node = top.node;
     l.next = r.next;
     if (r.next >= 0) symbols[size_t(r.next)].prev = top.left;
     r.len = 0;
@@ -420,7 +468,7 @@ void Model::bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const {
   }
   for (int32_t i = 0; i != -1; i = symbols[size_t(i)].next) {
     const Symbol& sym = symbols[size_t(i)];
-    int32_t id = lookup(s + sym.begin, sym.len);
+    int32_t id = sym.node < 0 ? -1 : trie_.id(sym.node);
     out.push_back(Span{sym.begin, sym.begin + sym.len, uint32_t(id < 0 ? unk_id_ : id)});
   }
 }

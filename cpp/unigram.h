@@ -122,6 +122,7 @@ class Model {
   };
   void viterbi(const uint8_t* s, size_t n, std::vector<Span>& out) const;
   void bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const;
+  void bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const;
   void lattice(const uint8_t* s, size_t n, std::vector<Arc>& arcs) const;  // arcs in (begin, end) order
   int32_t lookup(const uint8_t* s, size_t n) const;                           // piece id in the trie, or -1
 
@@ -131,6 +132,10 @@ class Model {
   PieceTrie trie_;
   int32_t unk_id_ = -1;
   bool byte_fallback_ = false;
+  // BPE: true when no piece has a `▁` after its first character; then no merge crosses the start
+  // of a `▁`-word, each word is merged on its own, and repeated words come from a cache
+  bool words_independent_ = false;
+  uint64_t serial_ = 0;  // unique per model: keys the per-thread word caches (addresses are reused)
   int32_t byte_ids_[256];
   float min_score_ = 0, max_score_ = 0;
 };

@@ -312,3 +312,20 @@ def test_huggingface_unigram_both_ways(training_text, test_lines, tmp_path):
 def sp_like(tok, text):
     """sentencepiece's normalized text before `▁` escaping and the dummy prefix (HF's view)."""
     return tok.normalize(text).replace("\u2581", " ")[1:] if tok.normalize(text) else ""
+
+
+def test_bpe_word_cache_and_cross_word_pieces(training_text):
+    # the per-thread cache of BPE words belongs to one model, even when a new model reuses the
+    # address of a freed one
+    texts = ["the same words", "the same words again"]
+    for which in [("bpe", True), ("bpe", False), ("bpe", True)]:
+        data = trained(training_text, *which)
+        tok = SentencePieceTokenizer.from_bytes(data)
+        assert [tok.encode(t) for t in texts] == spm.SentencePieceProcessor(model_proto=data).encode(texts)
+        del tok
+    # a piece with `▁` inside: words are not independent, the whole text is merged at once
+    pieces = [(c, -1.0) for c in "ab\u2581"] + [("a\u2581", 0.0), ("a\u2581b", 1.0), ("\u2581b", -0.5)]
+    tok = SentencePieceTokenizer.from_pieces(pieces, model_type="bpe")
+    for text in ["a b", "aa bb a b", " a  b a"]:
+        assert tok.encode(text) == _reference_ids(tok, text)
+    assert "a\u2581b" in tok.encode_as_pieces("a b")

@@ -30,13 +30,22 @@ _BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
 
 
 def _clean(text: str) -> str:
+    """Lone surrogates -> U+FFFD, surrogate pairs -> their code point (as tokenforge.Tokenizer)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _call(fn, text):
+    """fn(text), retried on the cleaned text if it is not valid UTF-8 (the core reads a str's
+    cached UTF-8 and raises UnicodeEncodeError for lone surrogates)."""
     try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:  # lone surrogates -> U+FFFD, pairs -> their code point
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return fn(text)
+    except UnicodeEncodeError:
+        return fn(_clean(text))
+    except TypeError:
+        _clean(text)  # raises the TypeError with a clear message
+        raise
 
 
 class SentencePieceTokenizer:
@@ -177,7 +186,7 @@ class SentencePieceTokenizer:
 
     def normalize(self, text: str) -> str:
         """The normalized text the model segments (spaces as `▁`, with the dummy prefix)."""
-        return self._native.normalize(_clean(text))
+        return _call(self._native.normalize, text)
 
     def encode(
         self,
@@ -197,10 +206,10 @@ class SentencePieceTokenizer:
         P(x)^alpha, nbest_size > 1 from the nbest_size best; for BPE, alpha is the BPE-dropout
         probability of each merge. `seed` makes the draw repeatable.
         """
-        text = _clean(text)
         if not sample:
-            ids = self._native.encode(text)
+            ids = _call(self._native.encode, text)
         elif self.model_type == "unigram":
+            text = _clean(text)
             if nbest_size in (0, 1):
                 ids = self._native.encode(text)
             elif nbest_size < 0:
@@ -222,7 +231,11 @@ class SentencePieceTokenizer:
 
     def encode_batch(self, texts: Iterable[str], *, num_threads: int = 8) -> list[list[int]]:
         """Many texts on native threads (GIL released)."""
-        return self._native.encode_batch([_clean(t) for t in texts], num_threads)
+        texts = texts if isinstance(texts, list) else list(texts)
+        try:
+            return self._native.encode_batch(texts, num_threads)
+        except (UnicodeEncodeError, TypeError):
+            return self._native.encode_batch([_clean(t) for t in texts], num_threads)
 
     def encode_as_pieces(self, text: str, **kwargs) -> list[str]:
         return [self._pieces[i] for i in self.encode(text, **kwargs)]

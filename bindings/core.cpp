@@ -438,10 +438,11 @@ void bind_sentencepiece(nb::module_& m) {
       .def("expected_counts", &PySentencePieceModel::expected_counts, nb::arg("words"), nb::arg("freqs"))
       .def("viterbi_counts", &PySentencePieceModel::viterbi_counts, nb::arg("words"), nb::arg("freqs"))
       .def("alternatives", &PySentencePieceModel::alternatives);
-  // Training seeds: (substring bytes, count) of the words, counted at least min_count times.
+  // Training seeds: the top_k (substring bytes, count x length) of the words (cpp/unigram.h).
   m.def(
       "sentencepiece_count_substrings",
-      [](const std::vector<nb::bytes>& words, const std::vector<double>& freqs, size_t max_chars, double min_count) {
+      [](const std::vector<nb::bytes>& words, const std::vector<double>& freqs, size_t max_chars, double min_count,
+         size_t top_k) {
         if (words.size() != freqs.size()) throw nb::value_error("one frequency per word");
         std::vector<std::string> ws;
         ws.reserve(words.size());
@@ -449,11 +450,11 @@ void bind_sentencepiece(nb::module_& m) {
         std::vector<std::pair<std::string, double>> counts;
         {
           nb::gil_scoped_release release;
-          counts = spm::count_substrings(ws, freqs, max_chars, min_count);
+          counts = spm::count_substrings(ws, freqs, max_chars, min_count, top_k);
         }
         nb::list out;
         for (const auto& [k, v] : counts) out.append(nb::make_tuple(nb::bytes(k.data(), k.size()), v));
         return out;
       },
-      nb::arg("words"), nb::arg("freqs"), nb::arg("max_chars"), nb::arg("min_count"));
+      nb::arg("words"), nb::arg("freqs"), nb::arg("max_chars"), nb::arg("min_count"), nb::arg("top_k"));
 }

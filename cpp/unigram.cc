@@ -598,9 +598,9 @@ std::vector<std::vector<int32_t>> Model::alternatives() const {
 
 std::vector<std::pair<std::string, double>> count_substrings(const std::vector<std::string>& words,
                                                              const std::vector<double>& freqs, size_t max_chars,
-                                                             double min_count) {
+                                                             double min_count, size_t top_k) {
   std::unordered_map<std::string_view, double> counts;
-  counts.reserve(words.size() * 8);
+  counts.reserve(words.size() * 16);
   std::vector<size_t> starts;
   for (size_t w = 0; w < words.size(); ++w) {
     const std::string& word = words[w];
@@ -615,10 +615,27 @@ std::vector<std::pair<std::string, double>> count_substrings(const std::vector<s
       }
     }
   }
+  // rank by count x length in characters, then by bytes (= code point order)
+  struct Ranked {
+    double score;
+    std::string_view bytes;
+  };
+  std::vector<Ranked> ranked;
+  for (const auto& [k, v] : counts) {
+    if (v < min_count) continue;
+    size_t n_chars = 0;
+    for (unsigned char ch : k) n_chars += (ch & 0xC0) != 0x80;
+    ranked.push_back({v * double(n_chars), k});
+  }
+  auto better = [](const Ranked& a, const Ranked& b) { return a.score != b.score ? a.score > b.score : a.bytes < b.bytes; };
+  if (ranked.size() > top_k) {
+    std::nth_element(ranked.begin(), ranked.begin() + ptrdiff_t(top_k), ranked.end(), better);
+    ranked.resize(top_k);
+  }
+  std::sort(ranked.begin(), ranked.end(), better);
   std::vector<std::pair<std::string, double>> out;
-  for (const auto& [k, v] : counts)
-    if (v >= min_count) out.emplace_back(std::string(k), v);
-  std::sort(out.begin(), out.end());
+  out.reserve(ranked.size());
+  for (const Ranked& r : ranked) out.emplace_back(std::string(r.bytes), r.score);
   return out;
 }
 

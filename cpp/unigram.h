@@ -141,10 +141,11 @@ class Model {
 };
 
 // Training seeds: every substring of 2..max_chars characters of each word (UTF-8) with no `▁`
-// after its first character, with its freq-weighted count; those counted at least min_count times.
+// after its first character, counted (freq-weighted); of those counted at least min_count times,
+// the top_k by count x length in characters, best first (ties: bytes ascending), with that score.
 std::vector<std::pair<std::string, double>> count_substrings(const std::vector<std::string>& words,
                                                              const std::vector<double>& freqs, size_t max_chars,
-                                                             double min_count);
+                                                             double min_count, size_t top_k);
 
 }  // namespace spm
 }  // namespace tokenforge

@@ -80,18 +80,26 @@ def required_chars(words: Counter, coverage: float) -> dict[str, int]:
     return out
 
 
-def seed_pieces(words: Counter, chars: dict, max_len: int, seed_size: int) -> list[tuple[str, float]]:
-    """Required characters + the best substrings by frequency x length, as log probabilities."""
+def seed_pieces(words: Counter, chars: dict, max_len: int, seed_size: int) -> list[tuple[bytes, float]]:
+    """Required characters + the best substrings by frequency x length, as log probabilities.
+    Pieces are UTF-8 bytes inside the trainer. Words are cut at characters that are not required
+    (those are unknown: no seed contains one)."""
+    runs: Counter = Counter()
+    for w, n in words.items():
+        if all(c in chars for c in w):
+            runs[w] += n
+        else:
+            run = []
+            for c in w + "\0":
+                if c in chars:
+                    run.append(c)
+                elif run:
+                    runs["".join(run)] += n
+                    run = []
     counted = _core.sentencepiece_count_substrings(
-        [w.encode("utf-8") for w in words], [float(n) for n in words.values()], max_len, 2.0
+        [w.encode("utf-8") for w in runs], [float(n) for n in runs.values()], max_len, 2.0, max(0, seed_size - len(chars))
     )
-    good = []
-    for b, n in counted:
-        s = b.decode("utf-8")
-        if all(c in chars for c in s):
-            good.append((s, n * len(s)))
-    good.sort(key=lambda kv: (-kv[1], kv[0]))
-    seeds = [(c, float(n)) for c, n in chars.items()] + good[: max(0, seed_size - len(chars))]
+    seeds = [(c.encode("utf-8"), float(n)) for c, n in chars.items()] + counted
     total = sum(n for _, n in seeds)
     return [(s, math.log(n / total)) for s, n in seeds]
 
@@ -99,8 +107,8 @@ def seed_pieces(words: Counter, chars: dict, max_len: int, seed_size: int) -> li
 class _Lattice:
     """The native model over the current pieces (id 0 is <unk>), for the E-step and pruning."""
 
-    def __init__(self, pieces: list[tuple[str, float]]):
-        entries = [(b"<unk>", 0.0, UNKNOWN)] + [(p.encode("utf-8"), s, NORMAL) for p, s in pieces]
+    def __init__(self, pieces: list[tuple[bytes, float]]):
+        entries = [(b"<unk>", 0.0, UNKNOWN)] + [(p, s, NORMAL) for p, s in pieces]
         self.model = _core.SentencePieceModel(entries, 1, False, b"", False, False, False, False)
 
 
@@ -137,11 +145,12 @@ def train_unigram(
     word_list = [w.encode("utf-8") for w in words]
     freqs = [float(n) for n in words.values()]
     pieces = seed_pieces(words, chars, max_piece_length, seed_size)
+    char_bytes = {c.encode("utf-8") for c in chars}
     while True:
         for _ in range(num_sub_iterations):  # EM
             counts, loglik = _Lattice(pieces).model.expected_counts(word_list, freqs)
             counts = np.asarray(counts[1:])
-            keep = [(p, c) for (p, _), c in zip(pieces, counts) if c >= EXPECTED_FREQUENCY_THRESHOLD or p in chars]
+            keep = [(p, c) for (p, _), c in zip(pieces, counts) if c >= EXPECTED_FREQUENCY_THRESHOLD or p in char_bytes]
             c = np.array([max(c, 1e-3) for _, c in keep])  # a required character never seen alone
             scores = digamma(c) - digamma(c.sum())
             pieces = [(p, float(s)) for (p, _), s in zip(keep, scores)]
@@ -149,11 +158,11 @@ def train_unigram(
                 print(f"EM size={len(pieces)} obj={-loglik / sum(freqs):.4f}")
         if len(pieces) <= target * 1.1 or len(pieces) <= len(chars):
             break
-        pieces = _prune(pieces, chars, word_list, freqs, max(target, int(len(pieces) * shrinking_factor)))
+        pieces = _prune(pieces, char_bytes, word_list, freqs, max(target, int(len(pieces) * shrinking_factor)))
     # final: the required characters and the best-scoring rest
-    rest = sorted((ps for ps in pieces if ps[0] not in chars), key=lambda ps: (-ps[1], ps[0]))
-    final = [ps for ps in pieces if ps[0] in chars] + rest[: target - len(chars)]
-    final.sort(key=lambda ps: (-ps[1], ps[0]))
+    rest = sorted((ps for ps in pieces if ps[0] not in char_bytes), key=lambda ps: (-ps[1], ps[0]))
+    final = [ps for ps in pieces if ps[0] in char_bytes] + rest[: target - len(chars)]
+    final = sorted(((p.decode("utf-8"), s) for p, s in final), key=lambda ps: (-ps[1], ps[0]))
     return SentencePieceTokenizer.from_pieces(
         final,
         model_type="unigram",

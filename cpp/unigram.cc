@@ -7,6 +7,7 @@
 #include <cstring>
 #include <queue>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 namespace tokenforge {
@@ -527,25 +528,47 @@ void Model::sample(const uint8_t* s, size_t n, double alpha, std::mt19937_64& rn
 
 double Model::expected_counts(const std::vector<std::string>& words, const std::vector<double>& freqs,
                               std::vector<double>& counts) const {
+  // forward-backward over each word's lattice. The words are cut into a number of chunks that
+  // depends only on their number, each with its own counts, summed in chunk order: the result is
+  // the same whatever the number of threads that run the chunks.
+  const size_t chunks = std::min<size_t>(8, std::max<size_t>(1, words.size() / 4096));
+  const size_t threads = std::max<size_t>(1, std::min<size_t>(std::thread::hardware_concurrency(), chunks));
+  std::vector<std::vector<double>> partial(chunks, std::vector<double>(pieces_.size(), 0.0));
+  std::vector<double> totals(chunks, 0.0);
+  auto work = [&](size_t c) {
+    std::vector<Arc> arcs;
+    std::vector<double> fwd, bwd;
+    std::vector<double>& cnt = partial[c];
+    for (size_t w = c * words.size() / chunks; w < (c + 1) * words.size() / chunks; ++w) {
+      const uint8_t* s = reinterpret_cast<const uint8_t*>(words[w].data());
+      const size_t n = words[w].size();
+      if (!n) continue;
+      lattice(s, n, arcs);
+      fwd.assign(n + 1, -INFINITY);
+      bwd.assign(n + 1, -INFINITY);
+      fwd[0] = 0;
+      bwd[n] = 0;
+      for (const Arc& a : arcs) fwd[a.end] = log_add(fwd[a.end], fwd[a.begin] + a.score);
+      for (auto a = arcs.rbegin(); a != arcs.rend(); ++a) bwd[a->begin] = log_add(bwd[a->begin], a->score + bwd[a->end]);
+      const double z = fwd[n];
+      totals[c] += freqs[w] * z;
+      for (const Arc& a : arcs)
+        if (a.id != unk_id_) cnt[size_t(a.id)] += freqs[w] * std::exp(fwd[a.begin] + a.score + bwd[a.end] - z);
+    }
+  };
+  std::atomic<size_t> next{0};
+  auto run = [&] {
+    for (size_t c; (c = next.fetch_add(1)) < chunks;) work(c);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(run);
+  run();
+  for (auto& t : pool) t.join();
   counts.assign(pieces_.size(), 0.0);
-  std::vector<Arc> arcs;
-  std::vector<double> fwd, bwd;
   double total = 0;
-  for (size_t w = 0; w < words.size(); ++w) {
-    const uint8_t* s = reinterpret_cast<const uint8_t*>(words[w].data());
-    const size_t n = words[w].size();
-    if (!n) continue;
-    lattice(s, n, arcs);
-    fwd.assign(n + 1, -INFINITY);
-    bwd.assign(n + 1, -INFINITY);
-    fwd[0] = 0;
-    bwd[n] = 0;
-    for (const Arc& a : arcs) fwd[a.end] = log_add(fwd[a.end], fwd[a.begin] + a.score);
-    for (auto a = arcs.rbegin(); a != arcs.rend(); ++a) bwd[a->begin] = log_add(bwd[a->begin], a->score + bwd[a->end]);
-    const double z = fwd[n];
-    total += freqs[w] * z;
-    for (const Arc& a : arcs)
-      if (a.id != unk_id_) counts[size_t(a.id)] += freqs[w] * std::exp(fwd[a.begin] + a.score + bwd[a.end] - z);
+  for (size_t t = 0; t < chunks; ++t) {
+    total += totals[t];
+    for (size_t i = 0; i < counts.size(); ++i) counts[i] += partial[t][i];
   }
   return total;
 }

@@ -1,5 +1,7 @@
 #include "unigram.h"
 
+#include "hash_maps.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cfloat>
@@ -622,8 +624,43 @@ std::vector<std::vector<int32_t>> Model::alternatives() const {
 std::vector<std::pair<std::string, double>> count_substrings(const std::vector<std::string>& words,
                                                              const std::vector<double>& freqs, size_t max_chars,
                                                              double min_count, size_t top_k) {
-  std::unordered_map<std::string_view, double> counts;
-  counts.reserve(words.size() * 16);
+  // an open-addressing table of (hash, key view into the words, count): std::unordered_map
+  // allocates a node per substring, which was most of the time
+  struct Slot {
+    uint64_t hash;
+    const char* key;
+    uint32_t len;
+    double count;
+  };
+  std::vector<Slot> slots(1 << 16, Slot{0, nullptr, 0, 0.0});
+  size_t used = 0;
+  auto add = [&](const char* key, uint32_t len, double v) {
+    if ((used + 1) * 2 > slots.size()) {
+      std::vector<Slot> old(slots.size() * 2, Slot{0, nullptr, 0, 0.0});
+      old.swap(slots);
+      const size_t mask = slots.size() - 1;
+      for (const Slot& s : old) {
+        if (!s.key) continue;
+        size_t i = s.hash & mask;
+        while (slots[i].key) i = (i + 1) & mask;
+        slots[i] = s;
+      }
+    }
+    const uint64_t h = hash_bytes(reinterpret_cast<const uint8_t*>(key), len);
+    const size_t mask = slots.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      Slot& s = slots[i];
+      if (!s.key) {
+        s = Slot{h, key, len, v};
+        ++used;
+        return;
+      }
+      if (s.hash == h && s.len == len && std::memcmp(s.key, key, len) == 0) {
+        s.count += v;
+        return;
+      }
+    }
+  };
   std::vector<size_t> starts;
   for (size_t w = 0; w < words.size(); ++w) {
     const std::string& word = words[w];
@@ -634,10 +671,14 @@ std::vector<std::pair<std::string, double>> count_substrings(const std::vector<s
     for (size_t i = 0; i < chars; ++i) {
       for (size_t j = i + 2; j <= std::min(chars, i + max_chars); ++j) {
         if (word.compare(starts[j - 1], 3, kSpace) == 0) break;  // a ▁ inside: longer ones too
-        counts[std::string_view(word.data() + starts[i], starts[j] - starts[i])] += freqs[w];
+        add(word.data() + starts[i], uint32_t(starts[j] - starts[i]), freqs[w]);
       }
     }
   }
+  std::vector<std::pair<std::string_view, double>> counts;
+  counts.reserve(used);
+  for (const Slot& s : slots)
+    if (s.key) counts.emplace_back(std::string_view(s.key, s.len), s.count);
   // rank by count x length in characters, then by bytes (= code point order)
   struct Ranked {
     double score;

@@ -340,9 +340,13 @@ void Model::spans_to_ids(const uint8_t* s, const std::vector<Span>& spans, std::
 }
 
 // sentencepiece's unigram::Model::Encode: starts in order, pieces ending there in length order, a
-// candidate wins only if strictly better; float32 scores summed in float32. On single inputs of
-// tens of thousands of pieces the float sums tie often, and the released package then breaks some
-// ties otherwise (we could not pin down its exact arithmetic): see docs/design.md.
+// candidate wins only if strictly better; float32 scores summed in float32. And, as the released
+// package (0.2.x) does (read from its machine code; its published source lacks it): when the best
+// score at a start exceeds kRebase in magnitude, it is subtracted from that node and from every
+// reached node up to the furthest end so far, so the float sums stay small. Without this, single
+// inputs of tens of thousands of pieces get other ids (tests/test_spm.py checks 100k characters).
+constexpr float kRebase = 100000.0f;
+
 void Model::viterbi(const uint8_t* s, size_t n, std::vector<Span>& out) const {
   struct Node {
     float score;
@@ -352,8 +356,17 @@ void Model::viterbi(const uint8_t* s, size_t n, std::vector<Span>& out) const {
   thread_local std::vector<Node> best;
   best.assign(n + 1, Node{0.0f, -1, -1});
   const float unk_score = min_score_ - kUnkPenalty;
+  size_t max_end = 0;
   for (size_t start = 0; start < n;) {
-    const float here = best[start].score;
+    float here = best[start].score;
+    if (std::isfinite(here) && (here < -kRebase || here > kRebase)) {
+      if (max_end >= start) {
+        best[start].score -= here;
+        for (size_t p = start + 1; p <= max_end; ++p)
+          if (best[p].start != -1) best[p].score -= here;
+      }
+      here = 0.0f;
+    }
     const size_t mblen = std::min(utf8_len(s[start]), n - start);
     bool single = false;
     int32_t node = 0;
@@ -365,12 +378,14 @@ void Model::viterbi(const uint8_t* s, size_t n, std::vector<Span>& out) const {
       Node& target = best[k + 1];
       float cand = here + trie_.score(node);
       if (target.start == -1 || cand > target.score) target = Node{cand, int32_t(start), id};
+      max_end = std::max(max_end, k + 1);
       if (k + 1 - start == mblen) single = true;
     }
     if (!single) {
       Node& target = best[start + mblen];
-      float cand = unk_score + here;
+      float cand = here + unk_score;
       if (target.start == -1 || cand > target.score) target = Node{cand, int32_t(start), unk_id_};
+      max_end = std::max(max_end, start + mblen);
     }
     start += mblen;
   }

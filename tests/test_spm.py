@@ -7,6 +7,7 @@ and bpe, with and without byte fallback, with the default nmt_nfkc normalizer an
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import random
 
@@ -78,9 +79,10 @@ def test_same_ids_as_sentencepiece(training_text, test_lines, model_type, byte_f
     expected = sp.encode(test_lines)
     assert tok.encode_batch(test_lines, num_threads=2) == expected
     assert [tok.encode(line) for line in test_lines[:300]] == expected[:300]
-    # whole documents of ~20k characters (thousands of pieces in one call)
+    # whole documents of ~20k characters, and all the text in one call (~250k characters: the
+    # float sums pass sentencepiece's rebasing threshold many times)
     text = "\n".join(test_lines)
-    docs = [text[i : i + 20_000] for i in range(0, len(text), 20_000)]
+    docs = [text[i : i + 20_000] for i in range(0, len(text), 20_000)] + [text]
     assert [tok.encode(d) for d in docs] == sp.encode(docs)
     # decoding
     assert [tok.decode(ids) for ids in expected[:500]] == [sp.decode(ids) for ids in expected[:500]]
@@ -187,13 +189,40 @@ def test_native_equals_reference_on_lines(training_text, test_lines):
         tok = SentencePieceTokenizer.from_bytes(trained(training_text, *which))
         for line in test_lines[::40]:
             assert tok.encode(line) == _reference_ids(tok, line), (which, line)
+    # a text long enough for the float sums to be rebased several times
+    tok = SentencePieceTokenizer.from_bytes(trained(training_text, "unigram", False))
+    text = " ".join(test_lines)[:60_000]
+    assert tok.encode(text) == _reference_ids(tok, text)
+
+
+def test_long_random_text_rebasing():
+    # random scores over all substrings of "abc" up to length 3 ("c" alone unknown) and 100k-letter
+    # random texts: near-ties everywhere and sums far past sentencepiece's rebasing threshold.
+    # Without the rebasing, texts 1 and 3 get other ids (checked against the reference with the
+    # threshold disabled, so this test can fail).
+    rng = random.Random(1)
+    subs = sorted({"".join(p) for n in (1, 2, 3) for p in itertools.product("abc", repeat=n)} - {"c"})
+    tok = SentencePieceTokenizer.from_pieces(
+        [(p, rng.uniform(-12, -1)) for p in subs], add_dummy_prefix=False, remove_extra_whitespaces=False
+    )
+    sp = spm.SentencePieceProcessor(model_proto=tok.to_model_bytes())
+    texts = ["".join(rng.choice("abbbaac" if t % 2 else "ab") for _ in range(100_000)) for t in range(4)]
+    assert [tok.encode(t) for t in texts] == sp.encode(texts)
+    no_rebase = []
+    old, reference.REBASE = reference.REBASE, float("inf")
+    try:
+        for t in texts[1::2]:
+            no_rebase.append(reference.postprocess(reference.viterbi(t, tok._vocab(), tok.unk_id), tok.unk_id, None))
+    finally:
+        reference.REBASE = old
+    assert no_rebase != sp.encode(texts[1::2])
 
 
 def test_pathological_inputs(training_text):
     for which in CONFIGS[:4]:
         tok = SentencePieceTokenizer.from_bytes(trained(training_text, *which))
         sp = spm.SentencePieceProcessor(model_proto=trained(training_text, *which))
-        for text in ["a" * 100_000, " " * 100_000, "\U0001f600" * 20_000, "ab" * 50_000]:
+        for text in ["a" * 100_000, " " * 100_000, "\U0001f600" * 20_000, "ab" * 50_000, "a b " * 50_000]:
             assert tok.encode(text) == sp.encode(text)
         assert tok.encode("x\ud800y") == tok.encode("x\ufffdy")  # lone surrogate
 

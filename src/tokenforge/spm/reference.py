@@ -6,7 +6,8 @@ NORMAL, USER_DEFINED and UNUSED pieces take part in segmentation, as in sentence
 
 - `viterbi`: the most probable segmentation under the unigram model, as sentencepiece's
   `unigram::Model::Encode`: float32 scores summed in float32, ties keep the earlier candidate
-  (earlier start, then shorter piece).
+  (earlier start, then shorter piece), and the released package's rebasing: when the best score
+  at a start passes 100000 in magnitude, it is subtracted from every reached node ahead.
 - `bpe`: sentencepiece's BPE: repeatedly merge the adjacent pair whose concatenation is a piece with
   the highest score (leftmost on ties).
 - `postprocess`: unknown pieces become `<0xNN>` byte pieces (byte fallback) or one `<unk>` per run.
@@ -24,6 +25,7 @@ import struct
 from .model_file import NORMAL, UNUSED, USER_DEFINED
 
 UNK_PENALTY = 10.0
+REBASE = 100000.0
 
 
 def f32(x: float) -> float:
@@ -67,10 +69,19 @@ def viterbi(text: str, vocab: dict, unk_id: int) -> list[tuple[str, int]]:
     # sentencepiece visits starts in order and, for each, ends in order; a candidate replaces the
     # incumbent only if strictly better. Sort arcs by start (then end, implicit) to do the same.
     arcs = sorted((start, end, i, s) for end in range(1, len(text) + 1) for start, i, s in ends[end])
+    max_end, rebased = 0, -1
     for start, end, i, s in arcs:
+        if start != rebased:  # first arc of this start: rebase large sums, as the package does
+            rebased = start
+            here = best[start][0]
+            if abs(here) > REBASE and math.isfinite(here):
+                for p in range(start, max_end + 1):
+                    if p == start or best[p][1] != -1:
+                        best[p] = (f32(best[p][0] - here), best[p][1], best[p][2])
         cand = f32(best[start][0] + s)  # the float32 sum (exact through a double)
         if best[end][1] == -1 or cand > best[end][0]:
             best[end] = (cand, start, i)
+        max_end = max(max_end, end)
     out, end = [], len(text)
     while end > 0:
         _, start, i = best[end]

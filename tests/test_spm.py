@@ -67,6 +67,7 @@ CONFIGS = [
     ("bpe", True, "nmt_nfkc"),
     ("unigram", False, "identity"),
     ("bpe", True, "identity"),
+    ("unigram", True, "nmt_nfkc_cf"),  # case folding: another precompiled charsmap
 ]
 
 
@@ -238,6 +239,9 @@ def test_nbest(training_text):
     assert [s for s, _ in best] == sorted((s for s, _ in best), reverse=True)
     assert len({tuple(ids) for _, ids in best}) == 5
     assert all(tok.decode(ids) == text for _, ids in best)
+    sp = spm.SentencePieceProcessor(model_proto=trained(training_text, "unigram", False))
+    for text in ["the quick brown fox", "Hello world, this is a test.", "unbelievable", "x = f(a, b)"]:
+        assert tok.nbest(text, 5) == sp.nbest_encode_as_ids(text, 5)
 
 
 def test_sampling_distribution():

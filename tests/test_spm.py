@@ -141,10 +141,16 @@ def test_whitespace_options(training_text, flags):
         assert tok.encode(text) == sp.encode(text), text
 
 
-def test_model_file_round_trip(training_text):
+def test_model_file_round_trip(training_text, tmp_path):
     for key in CONFIGS[:4]:
         data = trained(training_text, *key)
         assert model_file.to_bytes(model_file.parse(data)) == data
+        (tmp_path / "m.model").write_bytes(data)
+        tok = tokenforge.load(tmp_path / "m.model")  # recognised by its suffix
+        assert tok.encode("hello world") == spm.SentencePieceProcessor(model_proto=data).encode("hello world")
+    (tmp_path / "bad.model").write_bytes(b"\x0a\xff")
+    with pytest.raises(ValueError, match="bad.model: not a SentencePiece model"):
+        tokenforge.load(tmp_path / "bad.model")
 
 
 def test_rejects_what_it_cannot_reproduce(training_text):

@@ -72,6 +72,13 @@ def load(path, **overrides):
             raise ValueError(f"{path}: not valid JSON ({e})") from None
         if isinstance(obj, dict) and obj.get("format") == FORMAT_NAME:
             return from_dict(obj, source=str(path), **overrides)
+    if path.suffix == ".model" and not overrides:  # a sentencepiece ModelProto (spm/model_file.py)
+        from .spm import SentencePieceTokenizer
+
+        try:
+            return SentencePieceTokenizer.from_bytes(data)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
     from . import formats
 
     return formats.load_foreign(path, data, **overrides)

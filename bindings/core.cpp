@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
+#include <mutex>
 #include <string_view>
 #include <thread>
 
@@ -308,7 +309,12 @@ namespace {
 
 struct PySentencePieceModel {
   std::unique_ptr<spm::Model> model;
-  std::unique_ptr<IntCache> ints;
+  mutable std::unique_ptr<IntCache> ints_;  // made on the first list of ids (training models never need it)
+  mutable std::once_flag ints_once;
+  const IntCache* ints() const {
+    std::call_once(ints_once, [&] { ints_ = std::make_unique<IntCache>(uint32_t(model->size())); });
+    return ints_.get();
+  }
   std::mt19937_64 rng{std::random_device{}()};
 
   PySentencePieceModel(const std::vector<std::tuple<nb::bytes, float, int>>& pieces, int algorithm, bool byte_fallback,
@@ -326,10 +332,8 @@ struct PySentencePieceModel {
     if (algorithm != int(spm::Algorithm::kUnigram) && algorithm != int(spm::Algorithm::kBpe))
       throw nb::value_error("algorithm must be 1 (unigram) or 2 (bpe)");
     std::string error;
-    size_t n = ps.size();
     model = spm::Model::create(std::move(ps), spm::Algorithm(algorithm), byte_fallback, spec, &error);
     if (!model) throw nb::value_error(error.c_str());
-    ints = std::make_unique<IntCache>(uint32_t(n));
   }
 
   nb::list encode(nb::handle text) const {
@@ -340,7 +344,7 @@ struct PySentencePieceModel {
       out.reserve(v.size() / 3 + 1);
       model->encode(bytes_of(v), v.size(), out);
     }
-    return ints->to_list(out);
+    return ints()->to_list(out);
   }
 
   nb::list encode_batch(nb::list texts, size_t num_threads) const {
@@ -354,7 +358,7 @@ struct PySentencePieceModel {
                    [&](size_t i) { model->encode(bytes_of(views[i]), views[i].size(), results[i]); });
     }
     nb::list out;
-    for (const auto& r : results) out.append(ints->to_list(r));
+    for (const auto& r : results) out.append(ints()->to_list(r));
     return out;
   }
 
@@ -385,7 +389,7 @@ struct PySentencePieceModel {
     model->sample(s, normalized.size(), alpha, rng, spans);
     std::vector<uint32_t> out;
     model->spans_to_ids(s, spans, out);
-    return ints->to_list(out);
+    return ints()->to_list(out);
   }
 
   nb::tuple expected_counts(const std::vector<nb::bytes>& words, const std::vector<double>& freqs) const {
@@ -393,13 +397,15 @@ struct PySentencePieceModel {
     std::vector<std::string> ws;
     ws.reserve(words.size());
     for (const auto& w : words) ws.emplace_back(w.c_str(), w.size());
-    std::vector<double> counts;
+    auto* counts = new std::vector<double>();
     double total;
     {
       nb::gil_scoped_release release;
-      total = model->expected_counts(ws, freqs, counts);
+      total = model->expected_counts(ws, freqs, *counts);
     }
-    return nb::make_tuple(counts, total);
+    nb::capsule owner(counts, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+    size_t shape[1] = {counts->size()};
+    return nb::make_tuple(nb::ndarray<nb::numpy, double>(counts->data(), 1, shape, owner), total);
   }
 
   std::vector<std::vector<int32_t>> alternatives() const {

@@ -1,6 +1,5 @@
 #include "unigram.h"
 
-#include "hash_maps.h"
 
 #include <algorithm>
 #include <atomic>
@@ -649,7 +648,7 @@ std::vector<std::pair<std::string, double>> count_substrings(const std::vector<s
   };
   std::vector<Slot> slots(1 << 16, Slot{0, nullptr, 0, 0.0});
   size_t used = 0;
-  auto add = [&](const char* key, uint32_t len, double v) {
+  auto add = [&](const char* key, uint32_t len, uint64_t h, double v) {
     if ((used + 1) * 2 > slots.size()) {
       std::vector<Slot> old(slots.size() * 2, Slot{0, nullptr, 0, 0.0});
       old.swap(slots);
@@ -661,7 +660,6 @@ std::vector<std::pair<std::string, double>> count_substrings(const std::vector<s
         slots[i] = s;
       }
     }
-    const uint64_t h = hash_bytes(reinterpret_cast<const uint8_t*>(key), len);
     const size_t mask = slots.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
       Slot& s = slots[i];
@@ -684,9 +682,14 @@ std::vector<std::pair<std::string, double>> count_substrings(const std::vector<s
     starts.push_back(word.size());
     const size_t chars = starts.size() - 1;
     for (size_t i = 0; i < chars; ++i) {
+      // FNV-1a over the bytes, extended one character at a time, then mixed
+      uint64_t h = 0xcbf29ce484222325ull;
+      for (size_t k = starts[i]; k < starts[i + 1]; ++k) h = (h ^ uint8_t(word[k])) * 0x100000001b3ull;
       for (size_t j = i + 2; j <= std::min(chars, i + max_chars); ++j) {
         if (word.compare(starts[j - 1], 3, kSpace) == 0) break;  // a ▁ inside: longer ones too
-        add(word.data() + starts[i], uint32_t(starts[j] - starts[i]), freqs[w]);
+        for (size_t k = starts[j - 1]; k < starts[j]; ++k) h = (h ^ uint8_t(word[k])) * 0x100000001b3ull;
+        const uint64_t mixed = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
+        add(word.data() + starts[i], uint32_t(starts[j] - starts[i]), mixed ^ (mixed >> 32), freqs[w]);
       }
     }
   }

@@ -23,6 +23,7 @@ normalization only (no NFKC charsmap is generated). The result is a SentencePiec
 
 from __future__ import annotations
 
+import gc
 import math
 from collections import Counter
 from typing import Iterable
@@ -130,6 +131,26 @@ def train_unigram(
 
     >>> tok = train_unigram(["hello world", "hello there"] * 50, vocab_size=40)
     """
+    # hundreds of thousands of short-lived tuples per round: the cyclic GC would walk them all
+    # again and again for nothing (nothing here makes cycles)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _train_unigram(
+            texts, vocab_size, byte_fallback=byte_fallback, character_coverage=character_coverage,
+            max_piece_length=max_piece_length, seed_size=seed_size, shrinking_factor=shrinking_factor,
+            num_sub_iterations=num_sub_iterations, add_dummy_prefix=add_dummy_prefix,
+            remove_extra_whitespaces=remove_extra_whitespaces, verbose=verbose,
+        )
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _train_unigram(
+    texts, vocab_size, *, byte_fallback, character_coverage, max_piece_length, seed_size, shrinking_factor,
+    num_sub_iterations, add_dummy_prefix, remove_extra_whitespaces, verbose,
+):
     from .tokenizer import SentencePieceTokenizer
 
     meta = 3 + (256 if byte_fallback else 0)  # <unk> <s> </s> [bytes]
@@ -149,7 +170,7 @@ def train_unigram(
     while True:
         for _ in range(num_sub_iterations):  # EM
             counts, loglik = _Lattice(pieces).model.expected_counts(word_list, freqs)
-            counts = np.asarray(counts[1:])
+            counts = counts[1:].tolist()
             keep = [(p, c) for (p, _), c in zip(pieces, counts) if c >= EXPECTED_FREQUENCY_THRESHOLD or p in char_bytes]
             c = np.array([max(c, 1e-3) for _, c in keep])  # a required character never seen alone
             scores = digamma(c) - digamma(c.sum())

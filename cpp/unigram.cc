@@ -1,6 +1,5 @@
 #include "unigram.h"
 
-
 #include <algorithm>
 #include <atomic>
 #include <cfloat>

@@ -36,8 +36,15 @@ inline double log_add(double a, double b) {
 
 // ---- Normalizer ----------------------------------------------------------------------------------
 
-bool Normalizer::init(const NormalizerSpec& spec, std::string* error) {
+bool Normalizer::init(const NormalizerSpec& spec, const std::vector<std::string>& user_defined,
+                      std::string* error) {
   spec_ = spec;
+  has_user_ = !user_defined.empty();
+  if (has_user_) {
+    std::vector<PieceTrie::Key> keys;
+    for (const std::string& u : user_defined) keys.push_back({u, 0, 0.0f});
+    user_.build(keys);
+  }
   units_.clear();
   strings_.clear();
   for (bool& p : plain_) p = true;
@@ -60,6 +67,14 @@ bool Normalizer::init(const NormalizerSpec& spec, std::string* error) {
 }
 
 size_t Normalizer::step(const uint8_t* s, size_t n, const char** rep, size_t* rep_len) const {
+  if (has_user_) {  // a user-defined symbol is copied as it is
+    size_t len = user_.longest_prefix(s, n);
+    if (len) {
+      *rep = reinterpret_cast<const char*>(s);
+      *rep_len = len;
+      return len;
+    }
+  }
   if (s[0] < 0x80 && plain_[s[0]]) {  // no rule starts with this byte
     *rep = reinterpret_cast<const char*>(s);
     *rep_len = 1;
@@ -113,7 +128,7 @@ void Normalizer::normalize(const uint8_t* s, size_t n, std::string& out) const {
   if (spec_.add_dummy_prefix && !spec_.treat_whitespace_as_suffix) out.append(space, space_len);
   bool prev_space = remove_ws;
   while (n) {
-    if (s[0] < 0x80 && s[0] != ' ' && plain_[s[0]]) {  // the common case, copied as is
+    if (!has_user_ && s[0] < 0x80 && s[0] != ' ' && plain_[s[0]]) {  // the common case, copied as is
       out.push_back(char(s[0]));
       prev_space = false;
       ++s;
@@ -244,7 +259,10 @@ void PieceTrie::build(const std::vector<Key>& keys) {
 std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algorithm, bool byte_fallback,
                                      const NormalizerSpec& normalizer, std::string* error) {
   std::unique_ptr<Model> m(new Model());
-  if (!m->normalizer_.init(normalizer, error)) return nullptr;
+  std::vector<std::string> user_defined;
+  for (const Piece& p : pieces)
+    if (p.type == kUserDefined && !p.bytes.empty()) user_defined.push_back(p.bytes);
+  if (!m->normalizer_.init(normalizer, user_defined, error)) return nullptr;
   m->algorithm_ = algorithm;
   m->byte_fallback_ = byte_fallback;
   for (auto& b : m->byte_ids_) b = -1;
@@ -278,14 +296,25 @@ std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algori
       }
       case kControl:
         break;
-      case kUserDefined:
-        return *error = "user-defined pieces are not supported yet", nullptr;
+      case kUserDefined: {
+        // always preferred: the released package scores them (length in bytes - 1) x 0.1
+        // (read from its machine code), above any normal piece's log probability
+        if (p.bytes.empty()) return *error = "piece " + std::to_string(i) + " is empty", nullptr;
+        keys.push_back({p.bytes, int32_t(i), float(int(p.bytes.size()) - 1) * 0.1f});
+        m->has_user_ = true;
+        break;
+      }
       default:
         return *error = "piece " + std::to_string(i) + " has unknown type " + std::to_string(p.type), nullptr;
     }
   }
   if (m->unk_id_ < 0) return *error = "the model has no unknown piece", nullptr;
   m->trie_.build(keys);
+  if (m->has_user_) {
+    std::vector<PieceTrie::Key> user_keys;
+    for (const std::string& u : user_defined) user_keys.push_back({u, 0, 0.0f});
+    m->user_.build(user_keys);
+  }
   static std::atomic<uint64_t> serials{0};
   m->serial_ = ++serials;
   m->words_independent_ = algorithm == Algorithm::kBpe && normalizer.escape_whitespaces;
@@ -432,6 +461,7 @@ void Model::bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const {
     uint32_t begin, len;
     int32_t prev, next;
     int32_t node;  // the trie node of the symbol's bytes (-1: not a prefix of any piece)
+    bool freeze;   // a user-defined symbol: never merged
   };
   struct Pair {
     float score;
@@ -448,17 +478,21 @@ void Model::bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const {
   symbols.clear();
   agenda.clear();
   for (size_t pos = 0; pos < n;) {
-    size_t len = std::min(utf8_len(s[pos]), n - pos);
+    size_t len = has_user_ ? user_.longest_prefix(s + pos, n - pos) : 0;
+    const bool freeze = len > 0;
+    if (!len) len = std::min(utf8_len(s[pos]), n - pos);
     int32_t index = int32_t(symbols.size());
     int32_t node = 0;
     for (size_t k = pos; k < pos + len && node >= 0; ++k) node = trie_.child(node, s[k]);
-    symbols.push_back(Symbol{uint32_t(pos), uint32_t(len), index - 1, pos + len < n ? index + 1 : -1, node});
+    symbols.push_back(
+        Symbol{uint32_t(pos), uint32_t(len), index - 1, pos + len < n ? index + 1 : -1, node, freeze});
     pos += len;
   }
   if (symbols.empty()) return;
   auto maybe_add = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
     const Symbol &l = symbols[size_t(left)], &r = symbols[size_t(right)];
+    if (l.freeze || r.freeze) return;
     int32_t node = l.node;  // walk on from the left symbol's node over the right symbol's bytes
     for (uint32_t k = r.begin; k < r.begin + r.len && node >= 0; ++k) node = trie_.child(node, s[k]);
     if (node < 0) return;

@@ -26,23 +26,6 @@ struct NormalizerSpec {
   bool treat_whitespace_as_suffix = false;
 };
 
-// sentencepiece's Normalizer::Normalize: longest-prefix rules from a darts-clone double array,
-// then the whitespace rules (see src/tokenforge/spm/normalizer.py for the narrated version).
-class Normalizer {
- public:
-  // Returns false (and sets *error) on a malformed charsmap.
-  bool init(const NormalizerSpec& spec, std::string* error);
-  void normalize(const uint8_t* s, size_t n, std::string& out) const;
-
- private:
-  // Length of input consumed; *rep/*rep_len the replacement.
-  size_t step(const uint8_t* s, size_t n, const char** rep, size_t* rep_len) const;
-  NormalizerSpec spec_;
-  std::vector<uint32_t> units_;
-  std::string strings_;
-  bool plain_[128];  // ASCII bytes that no rule starts with: copied as they are
-};
-
 // A byte trie over the pieces as a double array (as sentencepiece's darts): the child of node by
 // byte b is unit base(node) + b if that unit's check is node. Each unit also carries the id and
 // score of the piece ending there (id -1: none), so a Viterbi step touches one 16-byte unit.
@@ -60,6 +43,17 @@ class PieceTrie {
     return units_[next].check == node ? int32_t(next) : -1;
   }
   int32_t id(int32_t node) const { return units_[size_t(node)].id; }
+  // Length of the longest key that is a prefix of s[0, n), 0 if none.
+  size_t longest_prefix(const uint8_t* s, size_t n) const {
+    size_t best = 0;
+    int32_t node = 0;
+    for (size_t k = 0; k < n; ++k) {
+      node = child(node, s[k]);
+      if (node < 0) break;
+      if (id(node) >= 0) best = k + 1;
+    }
+    return best;
+  }
   float score(int32_t node) const { return units_[size_t(node)].score; }
 
  private:
@@ -70,6 +64,26 @@ class PieceTrie {
     float score = 0;
   };
   std::vector<Unit> units_ = std::vector<Unit>(257);
+};
+
+// sentencepiece's Normalizer::Normalize: longest-prefix rules from a darts-clone double array,
+// then the whitespace rules (see src/tokenforge/spm/normalizer.py for the narrated version).
+class Normalizer {
+ public:
+  // Returns false (and sets *error) on a malformed charsmap. user_defined: pieces that are copied
+  // as they are, never normalized (sentencepiece's user-defined symbols), longest first.
+  bool init(const NormalizerSpec& spec, const std::vector<std::string>& user_defined, std::string* error);
+  void normalize(const uint8_t* s, size_t n, std::string& out) const;
+
+ private:
+  // Length of input consumed; *rep/*rep_len the replacement.
+  size_t step(const uint8_t* s, size_t n, const char** rep, size_t* rep_len) const;
+  NormalizerSpec spec_;
+  std::vector<uint32_t> units_;
+  std::string strings_;
+  PieceTrie user_;  // user-defined symbols
+  bool has_user_ = false;
+  bool plain_[128];  // ASCII bytes that no rule starts with: copied as they are
 };
 
 struct Piece {
@@ -135,6 +149,8 @@ class Model {
   // BPE: true when no piece has a `▁` after its first character; then no merge crosses the start
   // of a `▁`-word, each word is merged on its own, and repeated words come from a cache
   bool words_independent_ = false;
+  bool has_user_ = false;  // user-defined pieces: whole symbols in BPE (user_), bonus scores in unigram
+  PieceTrie user_;
   uint64_t serial_ = 0;  // unique per model: keys the per-thread word caches (addresses are reused)
   int32_t byte_ids_[256];
   float min_score_ = 0, max_score_ = 0;

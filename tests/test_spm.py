@@ -153,11 +153,25 @@ def test_model_file_round_trip(training_text, tmp_path):
         tokenforge.load(tmp_path / "bad.model")
 
 
-def test_rejects_what_it_cannot_reproduce(training_text):
-    m = model_file.parse(trained(training_text, "unigram", False))
-    m.pieces[10].type = model_file.USER_DEFINED
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+def test_user_defined_symbols(training_text, test_lines, model_type):
+    # user-defined pieces are copied unnormalized ("ＡＢ" is not NFKC-folded) and always chosen
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(training_text[:3000]), model_writer=out, vocab_size=600, model_type=model_type,
+        user_defined_symbols=["foo", "<mask>", "ing", "\u2581the", "ＡＢ"], minloglevel=2,
+    )
+    sp = spm.SentencePieceProcessor(model_proto=out.getvalue())
+    tok = SentencePieceTokenizer.from_bytes(out.getvalue())
+    lines = test_lines[:400] + ["the thing<mask>is foofoo", "xfoox ＡＢ AB", "singing the theme", "ｆｏｏ ＡＢＡＢ"]
+    assert [tok.normalize(l) for l in lines] == [sp.normalize(l) for l in lines]
+    assert tok.encode_batch(lines) == sp.encode(lines)
+    assert "ＡＢ" in tok.encode_as_pieces("xfoox ＡＢ AB")
     with pytest.raises(ValueError, match="user-defined"):
-        SentencePieceTokenizer(m)
+        tok.encode("foo", sample=True, nbest_size=3) if model_type == "unigram" else tok.encode("foo", sample=True)
+
+
+def test_rejects_what_it_cannot_reproduce(training_text):
     m = model_file.parse(trained(training_text, "unigram", False))
     m.model_type = model_file.WORD
     with pytest.raises(ValueError, match="'word' is not supported"):

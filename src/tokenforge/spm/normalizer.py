@@ -12,8 +12,8 @@ is the string's offset); otherwise one UTF-8 character is copied. Then, as sente
 The native core (cpp/unigram.cc) does the same; this module is its oracle and the metaspace
 pre-tokenizer of the Hugging Face path.
 
-Not handled: user-defined symbols (which bypass normalization in sentencepiece): models with them are
-refused by the tokenizer.
+Not handled here: user-defined symbols, which bypass normalization in sentencepiece; the native
+normalizer (cpp/unigram.cc) handles them.
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ package runs it (same normalization, same ids), with the work in the native core
 
 Pipeline: normalize (precompiled charsmap of the model, then the whitespace rules: see
 normalizer.py) -> model (unigram Viterbi, or sentencepiece's BPE) -> unknown characters become
-`<0xNN>` byte pieces (byte fallback) or one `<unk>` per run. Not handled: user-defined pieces
-(refused with ValueError), the WORD and CHAR model types, denormalization rules.
+`<0xNN>` byte pieces (byte fallback) or one `<unk>` per run. User-defined pieces are copied
+unnormalized and always chosen, as sentencepiece does. Not handled: user-defined pieces
+in n-best and BPE-dropout (ValueError), the WORD and CHAR model types, denormalization rules.
 """
 
 from __future__ import annotations
@@ -246,10 +247,15 @@ class SentencePieceTokenizer:
             raise ValueError("nbest needs a unigram model")
         if n < 1:
             raise ValueError("n must be at least 1")
+        self._require_no_user_defined("nbest")
         norm = self.normalize(text)
         results = reference.nbest(norm, self._vocab(), self.unk_id, n)
         out = [(s, reference.postprocess(p, self.unk_id, self._fallback())) for s, p in results]
         return out if _scores else [ids for _, ids in out]
+
+    def _require_no_user_defined(self, what: str) -> None:
+        if any(p.type == mf.USER_DEFINED for p in self.model.pieces):
+            raise ValueError(f"{what} is not supported for models with user-defined pieces")
 
     def _vocab(self) -> dict:
         if not hasattr(self, "_ref_vocab"):
@@ -260,6 +266,7 @@ class SentencePieceTokenizer:
         return self._byte_ids if self.model.byte_fallback else None
 
     def _bpe_dropout(self, text: str, p: float, rng: random.Random) -> list[int]:
+        self._require_no_user_defined("BPE-dropout")
         pieces = reference.bpe_dropout(self.normalize(text), self._vocab(), self.unk_id, p, rng)
         return reference.postprocess(pieces, self.unk_id, self._fallback())
 

@@ -141,6 +141,21 @@ def test_whitespace_options(training_text, flags):
         assert tok.encode(text) == sp.encode(text), text
 
 
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+def test_whitespace_as_suffix(training_text, test_lines, model_type):
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(training_text[:3000]), model_writer=out, vocab_size=600, model_type=model_type,
+        treat_whitespace_as_suffix=True, byte_fallback=True, minloglevel=2,
+    )
+    sp = spm.SentencePieceProcessor(model_proto=out.getvalue())
+    tok = SentencePieceTokenizer.from_bytes(out.getvalue())
+    assert tok.model.treat_whitespace_as_suffix
+    lines = test_lines[:400]
+    assert tok.encode_batch(lines) == sp.encode(lines)
+    assert [tok.decode(ids) for ids in sp.encode(lines)] == [sp.decode(ids) for ids in sp.encode(lines)]
+
+
 def test_model_file_round_trip(training_text, tmp_path):
     for key in CONFIGS[:4]:
         data = trained(training_text, *key)

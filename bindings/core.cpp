@@ -8,7 +8,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
-#include <mutex>
 #include <string_view>
 #include <thread>
 
@@ -303,6 +302,8 @@ NB_MODULE(_core, m) {
 // SentencePiece-style models (issue 8): cpp/unigram.h behind `_core.SentencePieceModel`. The Python
 // side is src/tokenforge/spm/; this section only converts arguments and releases the GIL.
 // =================================================================================================
+#include <mutex>
+
 #include "unigram.h"
 
 namespace {

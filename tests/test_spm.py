@@ -342,6 +342,14 @@ def test_train_unigram(training_text, test_lines):
     assert ours_n < 1.1 * theirs_n, (ours_n, theirs_n)
     with pytest.raises(ValueError, match="vocab_size"):
         tokenforge.train_unigram(training_text, 100, byte_fallback=True)
+    # with sentencepiece's nmt_nfkc charsmap taken from a model: sentencepiece normalizes as we do
+    nfkc = SentencePieceTokenizer.from_bytes(trained(training_text, "unigram", False))
+    tok = tokenforge.train_unigram(training_text, 800, normalization_from=nfkc)
+    assert tok.model.normalizer_name == "nmt_nfkc" and tok.model.precompiled_charsmap
+    sp = spm.SentencePieceProcessor(model_proto=tok.to_model_bytes())
+    lines = test_lines + ["ﬁ ① ㍻ ＡＢ"]
+    assert sp.encode(lines) == tok.encode_batch(lines)
+    assert tok.normalize("ﬁ ①") == sp.normalize("ﬁ ①") == "\u2581fi\u25811"
 
 
 # ---- files -------------------------------------------------------------------------------------

@@ -113,9 +113,12 @@ class SentencePieceTokenizer:
         escape_whitespaces: bool = True,
         unk_piece: str = "<unk>",
         control_pieces: Sequence[str] = ("<s>", "</s>"),
+        precompiled_charsmap: bytes = b"",
+        normalizer_name: str | None = None,
     ) -> "SentencePieceTokenizer":
-        """A model from (piece, score) pairs with identity normalization. `<unk>` and the control
-        pieces come first (ids 0, 1, 2...), then the 256 byte pieces if byte_fallback, then yours."""
+        """A model from (piece, score) pairs. `<unk>` and the control pieces come first (ids 0, 1,
+        2...), then the 256 byte pieces if byte_fallback, then yours. Normalization is identity,
+        or a precompiled charsmap taken from another model (`tok.model.precompiled_charsmap`)."""
         types = {"unigram": mf.UNIGRAM, "bpe": mf.BPE}
         if model_type not in types:
             raise ValueError(f"model_type must be 'unigram' or 'bpe', got {model_type!r}")
@@ -128,7 +131,8 @@ class SentencePieceTokenizer:
                 pieces=ps,
                 model_type=types[model_type],
                 byte_fallback=byte_fallback,
-                normalizer_name="identity",
+                normalizer_name=normalizer_name or ("precompiled" if precompiled_charsmap else "identity"),
+                precompiled_charsmap=bytes(precompiled_charsmap),
                 add_dummy_prefix=add_dummy_prefix,
                 remove_extra_whitespaces=remove_extra_whitespaces,
                 escape_whitespaces=escape_whitespaces,
@@ -207,6 +211,11 @@ class SentencePieceTokenizer:
         P(x)^alpha, nbest_size > 1 from the nbest_size best; for BPE, alpha is the BPE-dropout
         probability of each merge. `seed` makes the draw repeatable.
         """
+        if not (sample or add_bos or add_eos):  # the common case, kept short
+            try:
+                return self._native.encode(text)
+            except (UnicodeEncodeError, TypeError):
+                return self._native.encode(_clean(text))
         if not sample:
             ids = _call(self._native.encode, text)
         elif self.model_type == "unigram":

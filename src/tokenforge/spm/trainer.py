@@ -16,8 +16,8 @@
    is within 10% of the target, then keep the best-scoring pieces.
 
 Differences from sentencepiece, on purpose: substrings are counted per word, not with a suffix
-array over whole sentences; no splitting by Unicode script or digits inside words; identity
-normalization only (no NFKC charsmap is generated). The result is a SentencePieceTokenizer whose
+array over whole sentences; no splitting by Unicode script or digits inside words; no charsmap
+is compiled (identity normalization, or the charsmap of an existing model, `normalization_from`). The result is a SentencePieceTokenizer whose
 `.model` bytes the sentencepiece package loads and encodes identically.
 """
 
@@ -51,11 +51,13 @@ def digamma(x: np.ndarray) -> np.ndarray:
     return result + np.log(x) - 0.5 / x + t
 
 
-def count_words(texts: Iterable[str], *, add_dummy_prefix: bool, remove_extra_whitespaces: bool) -> Counter:
+def count_words(
+    texts: Iterable[str], *, add_dummy_prefix: bool, remove_extra_whitespaces: bool, charsmap: bytes = b""
+) -> Counter:
     """The `▁word` chunks of the normalized texts, counted (normalized by the native core, which
     normalizer.py mirrors)."""
     native = _core.SentencePieceModel(
-        [(b"<unk>", 0.0, UNKNOWN)], 1, False, b"", add_dummy_prefix, remove_extra_whitespaces, True, False
+        [(b"<unk>", 0.0, UNKNOWN)], 1, False, charsmap, add_dummy_prefix, remove_extra_whitespaces, True, False
     )
     words: Counter = Counter()
     for text in texts:
@@ -125,9 +127,14 @@ def train_unigram(
     num_sub_iterations: int = 2,
     add_dummy_prefix: bool = True,
     remove_extra_whitespaces: bool = True,
+    normalization_from=None,
     verbose: bool = False,
 ):
-    """Trains a unigram model; returns a SentencePieceTokenizer (identity normalization).
+    """Trains a unigram model; returns a SentencePieceTokenizer.
+
+    Normalization is identity, or that of `normalization_from` (a SentencePieceTokenizer, e.g. one
+    loaded from a sentencepiece `nmt_nfkc` model): its precompiled charsmap normalizes the training
+    text and goes into the new model.
 
     >>> tok = train_unigram(["hello world", "hello there"] * 50, vocab_size=40)
     """
@@ -141,6 +148,8 @@ def train_unigram(
             max_piece_length=max_piece_length, seed_size=seed_size, shrinking_factor=shrinking_factor,
             num_sub_iterations=num_sub_iterations, add_dummy_prefix=add_dummy_prefix,
             remove_extra_whitespaces=remove_extra_whitespaces, verbose=verbose,
+            charsmap=normalization_from.model.precompiled_charsmap if normalization_from is not None else b"",
+            normalizer_name=normalization_from.model.normalizer_name if normalization_from is not None else None,
         )
     finally:
         if was_enabled:
@@ -149,7 +158,7 @@ def train_unigram(
 
 def _train_unigram(
     texts, vocab_size, *, byte_fallback, character_coverage, max_piece_length, seed_size, shrinking_factor,
-    num_sub_iterations, add_dummy_prefix, remove_extra_whitespaces, verbose,
+    num_sub_iterations, add_dummy_prefix, remove_extra_whitespaces, verbose, charsmap, normalizer_name,
 ):
     from .tokenizer import SentencePieceTokenizer
 
@@ -157,7 +166,9 @@ def _train_unigram(
     target = vocab_size - meta
     if target < 1:
         raise ValueError(f"vocab_size must be more than {meta} (the reserved pieces)")
-    words = count_words(texts, add_dummy_prefix=add_dummy_prefix, remove_extra_whitespaces=remove_extra_whitespaces)
+    words = count_words(
+        texts, add_dummy_prefix=add_dummy_prefix, remove_extra_whitespaces=remove_extra_whitespaces, charsmap=charsmap
+    )
     if not words:
         raise ValueError("no text to train on")
     chars = required_chars(words, character_coverage)
@@ -190,6 +201,8 @@ def _train_unigram(
         byte_fallback=byte_fallback,
         add_dummy_prefix=add_dummy_prefix,
         remove_extra_whitespaces=remove_extra_whitespaces,
+        precompiled_charsmap=charsmap,
+        normalizer_name=normalizer_name,
     )
 
 

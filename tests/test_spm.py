@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenforge
-from tokenforge.spm import SentencePieceTokenizer, files, model_file, reference
+from tokenforge.spm import SentencePieceTokenizer, model_file, reference
 from tokenforge.spm.normalizer import Normalizer
 
 spm = pytest.importorskip("sentencepiece")

@@ -24,7 +24,7 @@ from .. import _core
 from . import model_file as mf
 from . import reference
 from .model_file import BYTE, CONTROL, NORMAL, UNKNOWN, ModelFile, Piece
-from .normalizer import SPACE, Normalizer
+from .normalizer import SPACE
 
 ALGORITHMS = {mf.UNIGRAM: "unigram", mf.BPE: "bpe"}
 _BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")

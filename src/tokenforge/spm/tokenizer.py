@@ -16,6 +16,7 @@ in n-best and BPE-dropout (ValueError), the WORD and CHAR model types, denormali
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from typing import Iterable, Sequence
@@ -227,7 +228,7 @@ class SentencePieceTokenizer:
             else:
                 rng = random.Random(seed)
                 cands = self.nbest(text, nbest_size, _scores=True)
-                weights = [pow(2.718281828459045, alpha * (s - cands[0][0])) for s, _ in cands]
+                weights = [math.exp(alpha * (s - cands[0][0])) for s, _ in cands]  # as sentencepiece
                 ids = rng.choices([c for _, c in cands], weights)[0]
         else:
             ids = self._bpe_dropout(text, float(alpha), random.Random(seed))

@@ -12,11 +12,13 @@ from .registry import get_encoding, list_encoding_names
 from .tokenizer import Tokenizer, UnknownTokenError
 from .io import load
 from .train import train_bpe, train_bpe_from_counts
+from .spm import SentencePieceTokenizer, train_unigram
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Encoding",
+    "SentencePieceTokenizer",
     "Tokenizer",
     "UnknownTokenError",
     "VocabularyNotFound",
@@ -27,4 +29,5 @@ __all__ = [
     "load",
     "train_bpe",
     "train_bpe_from_counts",
+    "train_unigram",
 ]

@@ -34,8 +34,13 @@ def save(tok, path, *, format: str = FORMAT_NAME) -> None:
 
 
 def to_dict(tok) -> dict:
+    from .spm.tokenizer import SentencePieceTokenizer
     from .tokenizer import Tokenizer
 
+    if isinstance(tok, SentencePieceTokenizer):  # "model": "unigram" / "sp_bpe" (spm/files.py)
+        from .spm import files
+
+        return files.to_dict(tok, {"format": FORMAT_NAME, "version": FORMAT_VERSION})
     if not isinstance(tok, Tokenizer):
         raise TypeError(f"cannot save a {type(tok).__name__}")
     state = tok._state()
@@ -70,6 +75,13 @@ def load(path, **overrides):
             raise ValueError(f"{path}: not valid JSON ({e})") from None
         if isinstance(obj, dict) and obj.get("format") == FORMAT_NAME:
             return from_dict(obj, source=str(path), **overrides)
+    if path.suffix == ".model" and not overrides:  # a sentencepiece ModelProto (spm/model_file.py)
+        from .spm import SentencePieceTokenizer
+
+        try:
+            return SentencePieceTokenizer.from_bytes(data)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
     from . import formats
 
     return formats.load_foreign(path, data, **overrides)
@@ -84,6 +96,10 @@ def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
     version = obj.get("version")
     if version != FORMAT_VERSION:
         fail("version", f"unsupported format version {version!r} (this tokenforge reads {FORMAT_VERSION})")
+    if obj.get("model") in ("unigram", "sp_bpe"):  # SentencePiece-style models (spm/files.py)
+        from .spm import files
+
+        return files.from_dict(obj, source=source)
     if obj.get("model") != "byte_bpe":
         fail("model", f"unknown model {obj.get('model')!r}")
     vocab = obj.get("vocab")

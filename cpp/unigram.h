@@ -1,0 +1,167 @@
+// SentencePiece-style models: the normalizer of a .model file (precompiled charsmap + whitespace
+// rules), the unigram model (Viterbi, sampling, the training E-step) and sentencepiece's BPE over
+// characters, with byte fallback. Exact to the `sentencepiece` package, id for id; the pure-Python
+// oracle is src/tokenforge/spm/reference.py. No Python here; bindings/core.cpp wraps it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tokenforge {
+namespace spm {
+
+// sentencepiece's ModelProto.SentencePiece.Type.
+enum PieceType : uint8_t { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
+enum class Algorithm { kUnigram = 1, kBpe = 2 };
+
+struct NormalizerSpec {
+  std::string charsmap;  // precompiled charsmap blob; empty = identity
+  bool add_dummy_prefix = true;
+  bool remove_extra_whitespaces = true;
+  bool escape_whitespaces = true;
+  bool treat_whitespace_as_suffix = false;
+};
+
+// A byte trie over the pieces as a double array (as sentencepiece's darts): the child of node by
+// byte b is unit base(node) + b if that unit's check is node. Each unit also carries the id and
+// score of the piece ending there (id -1: none), so a Viterbi step touches one 16-byte unit.
+class PieceTrie {
+ public:
+  struct Key {
+    std::string bytes;
+    int32_t id;
+    float score;
+  };
+  // Duplicated keys: the first wins. Empty keys are ignored.
+  void build(const std::vector<Key>& keys);
+  int32_t child(int32_t node, uint8_t b) const {
+    const size_t next = size_t(units_[size_t(node)].base) + b;
+    return units_[next].check == node ? int32_t(next) : -1;
+  }
+  int32_t id(int32_t node) const { return units_[size_t(node)].id; }
+  // Length of the longest key that is a prefix of s[0, n), 0 if none.
+  size_t longest_prefix(const uint8_t* s, size_t n) const {
+    size_t best = 0;
+    int32_t node = 0;
+    for (size_t k = 0; k < n; ++k) {
+      node = child(node, s[k]);
+      if (node < 0) break;
+      if (id(node) >= 0) best = k + 1;
+    }
+    return best;
+  }
+  float score(int32_t node) const { return units_[size_t(node)].score; }
+
+ private:
+  struct Unit {
+    int32_t base = 0;
+    int32_t check = -1;
+    int32_t id = -1;
+    float score = 0;
+  };
+  std::vector<Unit> units_ = std::vector<Unit>(257);
+};
+
+// sentencepiece's Normalizer::Normalize: longest-prefix rules from a darts-clone double array,
+// then the whitespace rules (see src/tokenforge/spm/normalizer.py for the narrated version).
+class Normalizer {
+ public:
+  // Returns false (and sets *error) on a malformed charsmap. user_defined: pieces that are copied
+  // as they are, never normalized (sentencepiece's user-defined symbols), longest first.
+  bool init(const NormalizerSpec& spec, const std::vector<std::string>& user_defined, std::string* error);
+  void normalize(const uint8_t* s, size_t n, std::string& out) const;
+
+ private:
+  // Length of input consumed; *rep/*rep_len the replacement.
+  size_t step(const uint8_t* s, size_t n, const char** rep, size_t* rep_len) const;
+  NormalizerSpec spec_;
+  std::vector<uint32_t> units_;
+  std::string strings_;
+  PieceTrie user_;  // user-defined symbols
+  bool has_user_ = false;
+  bool plain_[128];  // ASCII bytes that no rule starts with: copied as they are
+};
+
+struct Piece {
+  std::string bytes;
+  float score = 0;
+  uint8_t type = kNormal;
+};
+
+// A span of normalized text and the id it became (the unknown id for unknown characters).
+struct Span {
+  uint32_t begin, end, id;
+};
+
+class Model {
+ public:
+  static std::unique_ptr<Model> create(std::vector<Piece> pieces, Algorithm algorithm, bool byte_fallback,
+                                       const NormalizerSpec& normalizer, std::string* error);
+
+  void normalize(const uint8_t* s, size_t n, std::string& out) const { normalizer_.normalize(s, n, out); }
+  // Normalizes and encodes: the ids of sentencepiece's `encode`.
+  void encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const;
+  // Encodes normalized text (spans in normalized bytes), before byte fallback.
+  void segment(const uint8_t* s, size_t n, std::vector<Span>& out) const;
+  // Byte fallback, or one unknown per run of unknowns: sentencepiece's post-processing.
+  void spans_to_ids(const uint8_t* s, const std::vector<Span>& spans, std::vector<uint32_t>& out) const;
+  // Unigram only: one segmentation drawn with probability proportional to exp(alpha * score).
+  void sample(const uint8_t* s, size_t n, double alpha, std::mt19937_64& rng, std::vector<Span>& out) const;
+
+  // Training (unigram). For each word (normalized bytes) with its frequency: adds freq * the
+  // expected count of each piece to counts (size = number of pieces); returns sum freq * log Z.
+  double expected_counts(const std::vector<std::string>& words, const std::vector<double>& freqs,
+                         std::vector<double>& counts) const;
+  // freq-weighted Viterbi counts per piece, and the summed frequency of the words whose best
+  // segmentation contains each piece (used to prune).
+  void viterbi_counts(const std::vector<std::string>& words, const std::vector<double>& freqs,
+                      std::vector<double>& counts, std::vector<double>& word_freq) const;
+
+  // For each piece, the ids of its best segmentation into other pieces (empty if none): what
+  // removing it would cost, for pruning.
+  std::vector<std::vector<int32_t>> alternatives() const;
+
+  size_t size() const { return pieces_.size(); }
+  int32_t unk_id() const { return unk_id_; }
+
+ private:
+  struct Arc {
+    uint32_t begin, end;
+    int32_t id;
+    float score;
+  };
+  void viterbi(const uint8_t* s, size_t n, std::vector<Span>& out) const;
+  void bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const;
+  void bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const;
+  void lattice(const uint8_t* s, size_t n, std::vector<Arc>& arcs) const;  // arcs in (begin, end) order
+  int32_t lookup(const uint8_t* s, size_t n) const;                           // piece id in the trie, or -1
+
+  std::vector<Piece> pieces_;
+  Algorithm algorithm_ = Algorithm::kUnigram;
+  Normalizer normalizer_;
+  PieceTrie trie_;
+  int32_t unk_id_ = -1;
+  bool byte_fallback_ = false;
+  // BPE: true when no piece has a `▁` after its first character; then no merge crosses the start
+  // of a `▁`-word, each word is merged on its own, and repeated words come from a cache
+  bool words_independent_ = false;
+  bool has_user_ = false;  // user-defined pieces: whole symbols in BPE (user_), bonus scores in unigram
+  PieceTrie user_;
+  uint64_t serial_ = 0;  // unique per model: keys the per-thread word caches (addresses are reused)
+  int32_t byte_ids_[256];
+  float min_score_ = 0, max_score_ = 0;
+};
+
+// Training seeds: every substring of 2..max_chars characters of each word (UTF-8) with no `▁`
+// after its first character, counted (freq-weighted); of those counted at least min_count times,
+// the top_k by count x length in characters, best first (ties: bytes ascending), with that score.
+std::vector<std::pair<std::string, double>> count_substrings(const std::vector<std::string>& words,
+                                                             const std::vector<double>& freqs, size_t max_chars,
+                                                             double min_count, size_t top_k);
+
+}  // namespace spm
+}  // namespace tokenforge

@@ -1,0 +1,213 @@
+"""SentencePiece `.model` files (a serialized `ModelProto`), read and written without the
+`protobuf` or `sentencepiece` packages: a small hand-written protobuf wire-format reader.
+
+Only the fields that decide how text is tokenized are interpreted (field numbers from
+sentencepiece's `sentencepiece_model.proto`); everything else is kept as raw bytes so a file read and
+written again keeps its trainer settings. Not handled: proto2 groups (wire types 3/4, never used by
+ModelProto) and the `self_test_data` / `denormalizer_spec` contents (kept as raw bytes).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+# SentencePiece.Type
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+# TrainerSpec.ModelType
+UNIGRAM, BPE, WORD, CHAR = 1, 2, 3, 4
+MODEL_TYPE_NAMES = {UNIGRAM: "unigram", BPE: "bpe", WORD: "word", CHAR: "char"}
+
+
+@dataclass
+class Piece:
+    piece: str
+    score: float = 0.0
+    type: int = NORMAL
+
+
+@dataclass
+class ModelFile:
+    """The parts of a ModelProto that tokenization depends on."""
+
+    pieces: list[Piece]
+    model_type: int = UNIGRAM
+    byte_fallback: bool = False
+    treat_whitespace_as_suffix: bool = False
+    unk_surface: str = " \u2047 "
+    normalizer_name: str = "identity"
+    precompiled_charsmap: bytes = b""
+    add_dummy_prefix: bool = True
+    remove_extra_whitespaces: bool = True
+    escape_whitespaces: bool = True
+    # raw TrainerSpec / NormalizerSpec bytes of a file that was read, re-emitted by `to_bytes`
+    raw_trainer_spec: bytes | None = field(default=None, repr=False)
+    raw_normalizer_spec: bytes | None = field(default=None, repr=False)
+
+
+class ProtobufError(ValueError):
+    pass
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= len(data):
+            raise ProtobufError("truncated varint")
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise ProtobufError("varint longer than 10 bytes")
+
+
+def fields(data: bytes) -> list[tuple[int, int, object]]:
+    """Decodes one message into [(field number, wire type, value)], in file order. Varints are
+    ints, fixed32/fixed64 raw 4/8 bytes, length-delimited fields bytes."""
+    out, pos, n = [], 0, len(data)
+    while pos < n:
+        key, pos = _varint(data, pos)
+        number, wire = key >> 3, key & 7
+        if number == 0:
+            raise ProtobufError("field number 0")
+        if wire == 0:
+            value, pos = _varint(data, pos)
+        elif wire == 1:
+            value, pos = data[pos : pos + 8], pos + 8
+        elif wire == 2:
+            size, pos = _varint(data, pos)
+            value, pos = data[pos : pos + size], pos + size
+        elif wire == 5:
+            value, pos = data[pos : pos + 4], pos + 4
+        else:
+            raise ProtobufError(f"unsupported wire type {wire} (field {number})")
+        if pos > n:
+            raise ProtobufError(f"truncated field {number}")
+        out.append((number, wire, value))
+    return out
+
+
+def _last(fs, number, default):
+    value = default
+    for num, _, v in fs:
+        if num == number:
+            value = v
+    return value
+
+
+def _f32(raw: bytes) -> float:
+    return struct.unpack("<f", raw)[0]
+
+
+def _signed32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def parse(data: bytes) -> ModelFile:
+    """Parses the bytes of a `.model` file."""
+    try:
+        top = fields(data)
+        pieces = []
+        for num, wire, value in top:
+            if num == 1:
+                if wire != 2:
+                    raise ProtobufError("pieces: not a message")
+                pf = fields(value)
+                pieces.append(
+                    Piece(
+                        piece=bytes(_last(pf, 1, b"")).decode("utf-8"),
+                        score=_f32(_last(pf, 2, b"\0\0\0\0")),
+                        type=_last(pf, 3, NORMAL),
+                    )
+                )
+        trainer = bytes(_last(top, 2, b""))
+        normalizer = bytes(_last(top, 3, b""))
+        tf, nf = fields(trainer), fields(normalizer)
+    except (ProtobufError, UnicodeDecodeError, struct.error) as e:
+        raise ValueError(f"not a SentencePiece model file ({e})") from None
+    if not pieces:
+        raise ValueError("not a SentencePiece model file (no pieces)")
+    return ModelFile(
+        pieces=pieces,
+        model_type=_last(tf, 3, UNIGRAM),
+        byte_fallback=bool(_last(tf, 35, 0)),
+        treat_whitespace_as_suffix=bool(_last(tf, 24, 0)),
+        unk_surface=bytes(_last(tf, 44, " \u2047 ".encode())).decode("utf-8"),
+        normalizer_name=bytes(_last(nf, 1, b"")).decode("utf-8"),
+        precompiled_charsmap=bytes(_last(nf, 2, b"")),
+        add_dummy_prefix=bool(_last(nf, 3, 1)),
+        remove_extra_whitespaces=bool(_last(nf, 4, 1)),
+        escape_whitespaces=bool(_last(nf, 5, 1)),
+        raw_trainer_spec=trainer,
+        raw_normalizer_spec=normalizer,
+    )
+
+
+def read(path) -> ModelFile:
+    with open(path, "rb") as f:
+        return parse(f.read())
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+
+def _enc_varint(v: int) -> bytes:
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _key(number: int, wire: int) -> bytes:
+    return _enc_varint(number << 3 | wire)
+
+
+def _len_field(number: int, payload: bytes) -> bytes:
+    return _key(number, 2) + _enc_varint(len(payload)) + payload
+
+
+def _int_field(number: int, v: int) -> bytes:
+    return _key(number, 0) + _enc_varint(v)
+
+
+def to_bytes(model: ModelFile) -> bytes:
+    """Serializes a ModelProto that the `sentencepiece` package can load."""
+    out = bytearray()
+    for p in model.pieces:
+        body = _len_field(1, p.piece.encode("utf-8")) + _key(2, 5) + struct.pack("<f", p.score)
+        if p.type != NORMAL:
+            body += _int_field(3, p.type)
+        out += _len_field(1, body)
+    if model.raw_trainer_spec is not None:
+        trainer = model.raw_trainer_spec
+    else:
+        ids = {t: next((i for i, p in enumerate(model.pieces) if p.type == t), -1) for t in (UNKNOWN,)}
+        controls = {p.piece: i for i, p in enumerate(model.pieces) if p.type == CONTROL}
+        trainer = _int_field(3, model.model_type) + _int_field(4, len(model.pieces))
+        trainer += _int_field(24, int(model.treat_whitespace_as_suffix))
+        trainer += _int_field(35, int(model.byte_fallback))
+        trainer += _int_field(40, ids[UNKNOWN])
+        trainer += _int_field(41, controls.get("<s>", -1)) + _int_field(42, controls.get("</s>", -1))
+        trainer += _int_field(43, controls.get("<pad>", -1))
+    out += _len_field(2, trainer)
+    if model.raw_normalizer_spec is not None:
+        normalizer = model.raw_normalizer_spec
+    else:
+        normalizer = _len_field(1, model.normalizer_name.encode("utf-8"))
+        if model.precompiled_charsmap:
+            normalizer += _len_field(2, model.precompiled_charsmap)
+        normalizer += _int_field(3, int(model.add_dummy_prefix))
+        normalizer += _int_field(4, int(model.remove_extra_whitespaces))
+        normalizer += _int_field(5, int(model.escape_whitespaces))
+    out += _len_field(3, normalizer)
+    return bytes(out)

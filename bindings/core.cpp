@@ -8,10 +8,13 @@
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
+#include <unordered_map>
 #include <string_view>
 #include <thread>
 
 #include "encoder.h"
+#include "char_bpe.h"
+#include "wordpiece.h"
 
 namespace nb = nanobind;
 using namespace tokenforge;
@@ -221,6 +224,9 @@ struct PyEncoder {
 
 }  // namespace
 
+// Defined in the section "Other tokenizer families" at the end of this file.
+void bind_other_models(nb::module_& m);
+
 NB_MODULE(_core, m) {
   m.doc() = "tokenforge's native core: split patterns, byte-pair encoding, special tokens.";
   nb::class_<PyEncoder>(m, "Encoder")
@@ -238,4 +244,183 @@ NB_MODULE(_core, m) {
       .def("find_special", &PyEncoder::find_special, nb::arg("text"), nb::arg("mask"))
       .def("decode_bytes", &PyEncoder::decode_bytes, nb::arg("ids"))
       .def("decode_tokens_bytes", &PyEncoder::decode_tokens_bytes, nb::arg("ids"));
+  bind_other_models(m);
+}
+
+// ================================================================================================
+// Other tokenizer families (issue 4): WordPiece and character-level BPE models, and the pair
+// trainer they share. The Python side (tokenforge/models/) normalizes and pre-tokenizes; these take
+// the list of pieces (words) of a text, or of many texts, and return ids with the GIL released.
+// ================================================================================================
+
+namespace {
+
+
+std::vector<std::string_view> views_of(nb::handle words) {
+  PyObject* fast = PySequence_Fast(words.ptr(), "words must be a sequence of str");
+  if (!fast) throw nb::python_error();
+  nb::object guard = nb::steal(fast);
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  PyObject** items = PySequence_Fast_ITEMS(fast);
+  std::vector<std::string_view> views;
+  views.reserve(size_t(n));
+  for (Py_ssize_t i = 0; i < n; ++i) views.push_back(utf8_of(items[i]));
+  return views;
+}
+
+// Encodes the words of one text, each distinct word once (texts repeat their words a lot).
+template <class EncodeWord>
+void encode_words_cached(const std::vector<std::string_view>& words, std::vector<uint32_t>& out, EncodeWord encode_word) {
+  std::unordered_map<std::string_view, std::pair<uint32_t, uint32_t>> seen;  // word -> (offset, length) in out
+  for (std::string_view w : words) {
+    auto it = seen.find(w);
+    if (it != seen.end()) {
+      size_t off = it->second.first, len = it->second.second;
+      for (size_t k = 0; k < len; ++k) out.push_back(out[off + k]);
+      continue;
+    }
+    size_t before = out.size();
+    encode_word(w, out);
+    seen.emplace(w, std::make_pair(uint32_t(before), uint32_t(out.size() - before)));
+  }
+}
+
+struct PyWordPiece {
+  std::unique_ptr<WordPieceModel> model;
+
+  PyWordPiece(const std::vector<std::pair<uint32_t, std::string>>& tokens, const std::string& prefix, uint32_t unk_id,
+              size_t max_chars) {
+    std::string error;
+    model = WordPieceModel::create(tokens, prefix, unk_id, max_chars, &error);
+    if (!model) throw nb::value_error(error.c_str());
+  }
+
+  void encode_into(const std::vector<std::string_view>& words, std::vector<uint32_t>& out) const {
+    encode_words_cached(words, out, [&](std::string_view w, std::vector<uint32_t>& o) {
+      model->encode_word(bytes_of(w), w.size(), o);
+    });
+  }
+
+  nb::list encode_words(nb::handle words) const {
+    std::vector<std::string_view> views = views_of(words);
+    std::vector<uint32_t> out;
+    {
+      nb::gil_scoped_release release;
+      encode_into(views, out);
+    }
+    return to_list(out);
+  }
+
+  nb::list encode_batch(nb::list batch, size_t num_threads) const {
+    std::vector<std::vector<std::string_view>> views;
+    for (nb::handle words : batch) views.push_back(views_of(words));
+    std::vector<std::vector<uint32_t>> results(views.size());
+    {
+      nb::gil_scoped_release release;
+      parallel_for(views.size(), num_threads, [&](size_t i) { encode_into(views[i], results[i]); });
+    }
+    nb::list out;
+    for (const auto& r : results) out.append(to_list(r));
+    return out;
+  }
+};
+
+struct PyCharBpe {
+  std::unique_ptr<CharBpeModel> model;
+
+  PyCharBpe(const std::vector<std::pair<uint32_t, std::string>>& tokens,
+            const std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>& merges, const std::string& end_marker,
+            const std::string& start_marker, bool attached, int64_t unk_id) {
+    CharBpeConfig config{end_marker, start_marker, attached, unk_id};
+    std::string error;
+    model = CharBpeModel::create(tokens, merges, config, &error);
+    if (!model) throw nb::value_error(error.c_str());
+  }
+
+  // Returns an empty string on success, else the unknown character.
+  std::string encode_into(const std::vector<std::string_view>& words, std::vector<uint32_t>& out) const {
+    std::string bad_char;
+    encode_words_cached(words, out, [&](std::string_view w, std::vector<uint32_t>& o) {
+      size_t bad = 0;
+      if (bad_char.empty() && !model->encode_word(bytes_of(w), w.size(), o, &bad)) {
+        size_t b = static_cast<uint8_t>(w[bad]);
+        size_t len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        bad_char = std::string(w.substr(bad, len));
+      }
+    });
+    return bad_char;
+  }
+
+  static void raise_unknown(const std::string& c) {
+    throw nb::value_error(("the character '" + c + "' is not in the vocabulary and the model has no unknown token").c_str());
+  }
+
+  nb::list encode_words(nb::handle words) const {
+    std::vector<std::string_view> views = views_of(words);
+    std::vector<uint32_t> out;
+    std::string bad;
+    {
+      nb::gil_scoped_release release;
+      bad = encode_into(views, out);
+    }
+    if (!bad.empty()) raise_unknown(bad);
+    return to_list(out);
+  }
+
+  nb::list encode_batch(nb::list batch, size_t num_threads) const {
+    std::vector<std::vector<std::string_view>> views;
+    for (nb::handle words : batch) views.push_back(views_of(words));
+    std::vector<std::vector<uint32_t>> results(views.size());
+    std::vector<std::string> bad(views.size());
+    {
+      nb::gil_scoped_release release;
+      parallel_for(views.size(), num_threads, [&](size_t i) { bad[i] = encode_into(views[i], results[i]); });
+    }
+    for (const auto& b : bad)
+      if (!b.empty()) raise_unknown(b);
+    nb::list out;
+    for (const auto& r : results) out.append(to_list(r));
+    return out;
+  }
+};
+
+nb::tuple py_train_pairs(std::vector<std::string> symbols, std::vector<std::vector<uint32_t>> words,
+                         std::vector<uint64_t> counts, int score, uint64_t min_frequency, size_t max_new_tokens,
+                         std::vector<std::string> markers, std::string strip_prefix) {
+  if (words.size() != counts.size()) throw nb::value_error("words and counts differ in length");
+  for (const auto& w : words)
+    for (uint32_t s : w)
+      if (s >= symbols.size()) throw nb::value_error("a word uses a symbol id that is not in the alphabet");
+  TrainerConfig config;
+  config.score = score == 1 ? TrainerConfig::kWordPiece : TrainerConfig::kCount;
+  config.min_frequency = min_frequency;
+  config.max_new_tokens = max_new_tokens;
+  config.markers = std::move(markers);
+  config.strip_prefix = std::move(strip_prefix);
+  TrainerResult result;
+  {
+    nb::gil_scoped_release release;
+    result = train_pairs(std::move(symbols), std::move(words), counts, config);
+  }
+  return nb::make_tuple(result.new_tokens, result.merges);
+}
+
+}  // namespace
+
+void bind_other_models(nb::module_& m) {
+  nb::class_<PyWordPiece>(m, "WordPiece")
+      .def(nb::init<const std::vector<std::pair<uint32_t, std::string>>&, const std::string&, uint32_t, size_t>(),
+           nb::arg("tokens"), nb::arg("prefix"), nb::arg("unk_id"), nb::arg("max_chars"))
+      .def("encode_words", &PyWordPiece::encode_words, nb::arg("words"))
+      .def("encode_batch", &PyWordPiece::encode_batch, nb::arg("batch"), nb::arg("num_threads"));
+  nb::class_<PyCharBpe>(m, "CharBpe")
+      .def(nb::init<const std::vector<std::pair<uint32_t, std::string>>&,
+                    const std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>&, const std::string&,
+                    const std::string&, bool, int64_t>(),
+           nb::arg("tokens"), nb::arg("merges"), nb::arg("end_marker"), nb::arg("start_marker"), nb::arg("attached"),
+           nb::arg("unk_id"))
+      .def("encode_words", &PyCharBpe::encode_words, nb::arg("words"))
+      .def("encode_batch", &PyCharBpe::encode_batch, nb::arg("batch"), nb::arg("num_threads"));
+  m.def("train_pairs", &py_train_pairs, nb::arg("symbols"), nb::arg("words"), nb::arg("counts"), nb::arg("score"),
+        nb::arg("min_frequency"), nb::arg("max_new_tokens"), nb::arg("markers"), nb::arg("strip_prefix"));
 }

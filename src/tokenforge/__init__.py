@@ -11,10 +11,21 @@ from .load import VocabularyNotFound
 from .registry import get_encoding, list_encoding_names
 from .tokenizer import Tokenizer, UnknownTokenError
 from .io import load
+from . import models, normalizers, post_processors, pre_tokenizers
+from .pipeline import CharBPETokenizer, CharTokenizer, PipelineTokenizer, WordPieceTokenizer, WordTokenizer
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CharBPETokenizer",
+    "CharTokenizer",
+    "PipelineTokenizer",
+    "WordPieceTokenizer",
+    "WordTokenizer",
+    "models",
+    "normalizers",
+    "post_processors",
+    "pre_tokenizers",
     "Encoding",
     "Tokenizer",
     "UnknownTokenError",

@@ -9,6 +9,9 @@ tokenforge's file is JSON (a person can read it; loading never executes anything
      "ignore_merges": bool}
 
 "merges": null means tiktoken's rule (ids are ranks, see cpp/bpe.h).
+
+The other models ("model": "wordpiece" | "char_bpe" | "word" | "char") use the same envelope; see
+tokenforge.pipeline and docs/design.md.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from .load import write_atomic
 
 FORMAT_NAME = "tokenforge"
 FORMAT_VERSION = 1
+# Models of tokenforge.pipeline, stored in the same envelope with "normalizer", "pre_tokenizer",
+# "post_processor" and the model's own fields (docs/design.md, "Other tokenizer families").
+OTHER_MODELS = ("wordpiece", "char_bpe", "word", "char")
 
 
 def save(tok, path, *, format: str = FORMAT_NAME) -> None:
@@ -33,6 +39,9 @@ def save(tok, path, *, format: str = FORMAT_NAME) -> None:
 
 def to_dict(tok) -> dict:
     from .tokenizer import Tokenizer
+
+    if hasattr(tok, "_to_file_dict"):  # the other model families (tokenforge.pipeline)
+        return tok._to_file_dict()
 
     if not isinstance(tok, Tokenizer):
         raise TypeError(f"cannot save a {type(tok).__name__}")
@@ -81,6 +90,10 @@ def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
     version = obj.get("version")
     if version != FORMAT_VERSION:
         fail("version", f"unsupported format version {version!r} (this tokenforge reads {FORMAT_VERSION})")
+    if obj.get("model") in OTHER_MODELS:
+        from .pipeline import from_file_dict
+
+        return from_file_dict(obj, source=source)
     if obj.get("model") != "byte_bpe":
         fail("model", f"unknown model {obj.get('model')!r}")
     vocab = obj.get("vocab")

@@ -14,6 +14,7 @@
 
 #include "encoder.h"
 #include "char_bpe.h"
+#include "pre_split.h"
 #include "wordpiece.h"
 
 namespace nb = nanobind;
@@ -285,6 +286,60 @@ void encode_words_cached(const std::vector<std::string_view>& words, std::vector
   }
 }
 
+// Hugging Face's character classes for the word splitters, set once at import by
+// tokenforge/pre_tokenizers.py (immutable afterwards).
+std::unique_ptr<WordClassTable> g_word_classes;
+
+const WordClassTable& word_classes() {
+  if (!g_word_classes) throw nb::value_error("the word classes are not set (import tokenforge.pre_tokenizers)");
+  return *g_word_classes;
+}
+
+std::vector<std::string_view> split_view(const WordClassTable& t, int how, std::string_view text) {
+  std::vector<std::string_view> words;
+  split_words(t, WordSplit(how), bytes_of(text), text.size(),
+              [&](size_t b, size_t e) { words.push_back(text.substr(b, e - b)); });
+  return words;
+}
+
+void check_split(int how) {
+  if (how < 0 || how > 3) throw nb::value_error("unknown word split");
+}
+
+// encode_text / encode_texts for a model with encode_into(words, out): split natively, then encode.
+template <class M>
+nb::list encode_text_impl(const M& m, nb::handle text, int how) {
+  check_split(how);
+  const WordClassTable& t = word_classes();
+  std::string_view v = utf8_of(text);
+  std::vector<uint32_t> out;
+  std::string error;
+  {
+    nb::gil_scoped_release release;
+    error = m.encode_into(split_view(t, how, v), out);
+  }
+  m.finish(error);
+  return to_list(out);
+}
+
+template <class M>
+nb::list encode_texts_impl(const M& m, nb::list texts, int how, size_t num_threads) {
+  check_split(how);
+  const WordClassTable& t = word_classes();
+  std::vector<std::string_view> views;
+  for (nb::handle x : texts) views.push_back(utf8_of(x));
+  std::vector<std::vector<uint32_t>> results(views.size());
+  std::vector<std::string> errors(views.size());
+  {
+    nb::gil_scoped_release release;
+    parallel_for(views.size(), num_threads, [&](size_t i) { errors[i] = m.encode_into(split_view(t, how, views[i]), results[i]); });
+  }
+  for (const auto& e : errors) m.finish(e);
+  nb::list out;
+  for (const auto& r : results) out.append(to_list(r));
+  return out;
+}
+
 struct PyWordPiece {
   std::unique_ptr<WordPieceModel> model;
 
@@ -295,11 +350,15 @@ struct PyWordPiece {
     if (!model) throw nb::value_error(error.c_str());
   }
 
-  void encode_into(const std::vector<std::string_view>& words, std::vector<uint32_t>& out) const {
+  std::string encode_into(const std::vector<std::string_view>& words, std::vector<uint32_t>& out) const {
     encode_words_cached(words, out, [&](std::string_view w, std::vector<uint32_t>& o) {
       model->encode_word(bytes_of(w), w.size(), o);
     });
+    return {};
   }
+  void finish(const std::string&) const {}
+  nb::list encode_text(nb::handle text, int how) const { return encode_text_impl(*this, text, how); }
+  nb::list encode_texts(nb::list texts, int how, size_t threads) const { return encode_texts_impl(*this, texts, how, threads); }
 
   nb::list encode_words(nb::handle words) const {
     std::vector<std::string_view> views = views_of(words);
@@ -350,6 +409,12 @@ struct PyCharBpe {
     });
     return bad_char;
   }
+
+  void finish(const std::string& bad) const {
+    if (!bad.empty()) raise_unknown(bad);
+  }
+  nb::list encode_text(nb::handle text, int how) const { return encode_text_impl(*this, text, how); }
+  nb::list encode_texts(nb::list texts, int how, size_t threads) const { return encode_texts_impl(*this, texts, how, threads); }
 
   static void raise_unknown(const std::string& c) {
     throw nb::value_error(("the character '" + c + "' is not in the vocabulary and the model has no unknown token").c_str());
@@ -405,14 +470,53 @@ nb::tuple py_train_pairs(std::vector<std::string> symbols, std::vector<std::vect
   return nb::make_tuple(result.new_tokens, result.merges);
 }
 
+void set_word_classes(const WordClassTable::Ranges& word, const WordClassTable::Ranges& space,
+                      const WordClassTable::Ranges& punct) {
+  g_word_classes = std::make_unique<WordClassTable>(word, space, punct);
+}
+
+nb::list py_split_words(nb::handle text, int how) {
+  check_split(how);
+  std::string_view v = utf8_of(text);
+  std::vector<std::string_view> words = split_view(word_classes(), how, v);
+  nb::list out;
+  for (auto w : words) out.append(nb::steal(PyUnicode_DecodeUTF8(w.data(), Py_ssize_t(w.size()), "strict")));
+  return out;
+}
+
+// The pre-token count of many texts: {piece: count}.
+nb::dict py_count_words(nb::list texts, int how) {
+  check_split(how);
+  const WordClassTable& t = word_classes();
+  std::vector<std::string_view> views;
+  for (nb::handle x : texts) views.push_back(utf8_of(x));
+  std::unordered_map<std::string_view, uint64_t> counts;
+  {
+    nb::gil_scoped_release release;
+    for (auto v : views)
+      split_words(t, WordSplit(how), bytes_of(v), v.size(), [&](size_t b, size_t e) { ++counts[v.substr(b, e - b)]; });
+  }
+  nb::dict out;
+  for (const auto& [w, c] : counts) {
+    nb::object key = nb::steal(PyUnicode_DecodeUTF8(w.data(), Py_ssize_t(w.size()), "strict"));
+    out[key] = nb::int_(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 void bind_other_models(nb::module_& m) {
+  m.def("set_word_classes", &set_word_classes, nb::arg("word"), nb::arg("space"), nb::arg("punct"));
+  m.def("split_words", &py_split_words, nb::arg("text"), nb::arg("how"));
+  m.def("count_words", &py_count_words, nb::arg("texts"), nb::arg("how"));
   nb::class_<PyWordPiece>(m, "WordPiece")
       .def(nb::init<const std::vector<std::pair<uint32_t, std::string>>&, const std::string&, uint32_t, size_t>(),
            nb::arg("tokens"), nb::arg("prefix"), nb::arg("unk_id"), nb::arg("max_chars"))
       .def("encode_words", &PyWordPiece::encode_words, nb::arg("words"))
-      .def("encode_batch", &PyWordPiece::encode_batch, nb::arg("batch"), nb::arg("num_threads"));
+      .def("encode_batch", &PyWordPiece::encode_batch, nb::arg("batch"), nb::arg("num_threads"))
+      .def("encode_text", &PyWordPiece::encode_text, nb::arg("text"), nb::arg("how"))
+      .def("encode_texts", &PyWordPiece::encode_texts, nb::arg("texts"), nb::arg("how"), nb::arg("num_threads"));
   nb::class_<PyCharBpe>(m, "CharBpe")
       .def(nb::init<const std::vector<std::pair<uint32_t, std::string>>&,
                     const std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>&, const std::string&,
@@ -420,7 +524,9 @@ void bind_other_models(nb::module_& m) {
            nb::arg("tokens"), nb::arg("merges"), nb::arg("end_marker"), nb::arg("start_marker"), nb::arg("attached"),
            nb::arg("unk_id"))
       .def("encode_words", &PyCharBpe::encode_words, nb::arg("words"))
-      .def("encode_batch", &PyCharBpe::encode_batch, nb::arg("batch"), nb::arg("num_threads"));
+      .def("encode_batch", &PyCharBpe::encode_batch, nb::arg("batch"), nb::arg("num_threads"))
+      .def("encode_text", &PyCharBpe::encode_text, nb::arg("text"), nb::arg("how"))
+      .def("encode_texts", &PyCharBpe::encode_texts, nb::arg("texts"), nb::arg("how"), nb::arg("num_threads"));
   m.def("train_pairs", &py_train_pairs, nb::arg("symbols"), nb::arg("words"), nb::arg("counts"), nb::arg("score"),
         nb::arg("min_frequency"), nb::arg("max_new_tokens"), nb::arg("markers"), nb::arg("strip_prefix"));
 }

@@ -33,19 +33,41 @@ def char_class(ranges, *, negate: bool = False) -> str:
     return "[" + ("^" if negate else "") + "".join(parts) + "]"
 
 
-_CONTROL_RE = re.compile(char_class(_hf_unicode.CONTROL))
-_SPACE_CLASS = char_class(_hf_unicode.SPACE)
+_ASTRAL_RE = re.compile("[\U00010000-\U0010FFFF]")
+
+
+class _ClassSub:
+    """re.sub over a character class, fast: `re` matches a class of BMP characters with a bitmap
+    but walks a list for one with astral ranges (50x slower), so the astral part runs only on text
+    that has astral characters."""
+
+    def __init__(self, ranges):
+        bmp = [(a, min(b, 0xFFFF)) for a, b in ranges if a <= 0xFFFF]
+        astral = [(max(a, 0x10000), b) for a, b in ranges if b > 0xFFFF]
+        self.bmp = re.compile(char_class(bmp)) if bmp else None
+        self.astral = re.compile(char_class(astral)) if astral else None
+
+    def sub(self, repl: str, text: str) -> str:
+        if self.bmp is not None:
+            text = self.bmp.sub(repl, text)
+        if self.astral is not None and _ASTRAL_RE.search(text):
+            text = self.astral.sub(repl, text)
+        return text
+
+
+_CONTROL_RE = _ClassSub(_hf_unicode.CONTROL)
+_SPACE_CLASS = char_class(_hf_unicode.SPACE)  # no astral characters
 _SPACE_RUN_RE = re.compile(_SPACE_CLASS + "+")
-_SPACE_TABLE = {c: " " for a, b in _hf_unicode.SPACE for c in range(a, b + 1)}
-_MARK_RE = re.compile(char_class(_hf_unicode.MARK))
+_SPACE_RE = re.compile(_SPACE_CLASS)
+_MARK_RE = _ClassSub(_hf_unicode.MARK)
 # BertNormalizer strips a different set than StripAccents (HF: is_mark_nonspacing vs is_combining_mark).
-_BERT_MARK_RE = re.compile(char_class(_hf_unicode.BERT_MARK))
+_BERT_MARK_RE = _ClassSub(_hf_unicode.BERT_MARK)
 # BERT's "Chinese characters": the CJK Unified Ideographs blocks (HF's is_chinese_char).
 CJK_RANGES = (
     (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
     (0x2B740, 0x2B81F), (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
 )  # fmt: skip
-_CJK_RE = re.compile(char_class(CJK_RANGES))
+_CJK_RE = _ClassSub(CJK_RANGES)
 
 
 class Normalizer:
@@ -190,11 +212,16 @@ class BertNormalizer(Normalizer):
         self.lowercase = bool(lowercase)
 
     def normalize(self, text: str) -> str:
+        ascii = text.isascii()
         if self.clean_text:
-            text = _CONTROL_RE.sub("", text).translate(_SPACE_TABLE)
-        if self.handle_chinese_chars:
+            text = _CONTROL_RE.sub("", text)
+            if ascii:
+                text = text.replace("\t", " ").replace("\n", " ").replace("\r", " ")
+            else:
+                text = _SPACE_RE.sub(" ", text)
+        if self.handle_chinese_chars and not ascii:
             text = _CJK_RE.sub(r" \g<0> ", text)
-        if self.lowercase if self.strip_accents is None else self.strip_accents:
+        if (self.lowercase if self.strip_accents is None else self.strip_accents) and not ascii:
             text = _BERT_MARK_RE.sub("", unicodedata.normalize("NFD", text))
         if self.lowercase:
             text = text.replace("Σ", "σ").lower()

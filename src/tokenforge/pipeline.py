@@ -35,6 +35,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from . import _core
 from . import normalizers as _normalizers
 from . import post_processors as _post
 from . import pre_tokenizers as _pre
@@ -93,16 +94,30 @@ class PipelineTokenizer:
         return words
 
     # -- encoding ---------------------------------------------------------------------------------
+    def _normalized(self, text: str) -> str:
+        _check_text(text)
+        text = self.normalize(text)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = _replace_surrogates(text)
+        return text
+
     def encode(self, text: str, *, add_special_tokens: bool = True) -> list[int]:
         """The ids of text (with the post-processor's special tokens unless add_special_tokens=False)."""
-        ids = self.model.encode_words(self._words(text))
+        how = self.pre_tokenizer.native
+        if how is not None:  # split and encode in one native call
+            ids = self.model.encode_text(self._normalized(text), how)
+        else:
+            ids = self.model.encode_words(self._words(text))
         if add_special_tokens and (self._prefix_ids or self._suffix_ids):
             ids = self._prefix_ids + ids + self._suffix_ids
         return ids
 
     def encode_reference(self, text: str, *, add_special_tokens: bool = True) -> list[int]:
-        """encode through the pure-Python model (the oracle of the native code)."""
-        ids = self.model.encode_words_reference(self._words(text))
+        """encode through the regex pre-tokenizer and the pure-Python model (the oracle of the
+        native code)."""
+        ids = self.model.encode_words_reference(self.pre_tokenizer.split_reference(self._normalized(text)))
         if add_special_tokens:
             ids = self._prefix_ids + ids + self._suffix_ids
         return ids
@@ -124,8 +139,11 @@ class PipelineTokenizer:
             raise TypeError("encode_batch takes a list of str, not a str")
         if not isinstance(num_threads, int) or num_threads < 1:
             raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
-        batch = [self._words(t) for t in texts]
-        rows = self.model.encode_batch_words(batch, num_threads)
+        how = self.pre_tokenizer.native
+        if how is not None:
+            rows = self.model.encode_texts([self._normalized(t) for t in texts], how, num_threads)
+        else:
+            rows = self.model.encode_batch_words([self._words(t) for t in texts], num_threads)
         if truncation:
             if max_length is None:
                 raise ValueError("truncation needs max_length")
@@ -250,18 +268,31 @@ def iter_texts(texts: Iterable[str] | None = None, files: Iterable | None = None
             yield from fh
 
 
-def count_pre_tokens(texts, files, normalize, split) -> Counter:
-    """The pre-token count {piece: count}, built in bounded batches of lines."""
+def count_pre_tokens(texts, files, normalize, pre_tokenizer) -> Counter:
+    """The pre-token count {piece: count}, built in bounded batches of about a megabyte of text
+    (normalized line by line, then split and counted natively where the splitter is native)."""
     counts: Counter = Counter()
     batch: list[str] = []
     size = 0
+    how = pre_tokenizer.native
+
+    def flush():
+        if how is not None:
+            counts.update(_core.count_words(batch, how))
+        else:
+            for t in batch:
+                counts.update(pre_tokenizer.split(t))
+
     for t in iter_texts(texts, files):
-        batch += split(normalize(_replace_surrogates(t) if _has_surrogates(t) else t))
+        t = normalize(t)
+        if _has_surrogates(t):
+            t = _replace_surrogates(t)
+        batch.append(t)
         size += len(t)
         if size > 1 << 20:
-            counts.update(batch)
+            flush()
             batch, size = [], 0
-    counts.update(batch)
+    flush()
     return counts
 
 
@@ -283,7 +314,7 @@ class _Trainable(PipelineTokenizer):
         normalizer = _normalizers.resolve(cls._default_normalizer() if normalizer == "default" and cls._default_normalizer else
                                           (None if normalizer == "default" else normalizer))
         pre = _pre.resolve(cls._default_pre_tokenizer if pre_tokenizer == "default" else pre_tokenizer)
-        counts = count_pre_tokens(texts, files, normalizer.normalize if normalizer else (lambda s: s), pre.split)
+        counts = count_pre_tokens(texts, files, normalizer.normalize if normalizer else (lambda s: s), pre)
         model = cls._model_cls.train_from_counts(counts, **model_args)
         return cls(model, normalizer=normalizer, pre_tokenizer=pre, post_processor=post_processor, name=name)
 

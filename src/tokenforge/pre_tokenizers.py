@@ -25,8 +25,13 @@ from __future__ import annotations
 
 import re
 
-from . import _hf_unicode
+from . import _core, _hf_unicode
 from .normalizers import char_class
+
+# The native splitter (cpp/pre_split.h) gets HF's classes once; Whitespace, WhitespaceSplit,
+# BertPreTokenizer and Punctuation then split in C++ (`native` is their number there). The regexes
+# below are the readable definition, and the tests' oracle for the native splitter.
+_core.set_word_classes(list(_hf_unicode.WORD), list(_hf_unicode.SPACE), list(_hf_unicode.PUNCT))
 
 _WORD = char_class(_hf_unicode.WORD)
 _NOT_WORD_OR_SPACE = char_class(_hf_unicode.WORD + _hf_unicode.SPACE, negate=True)
@@ -40,9 +45,19 @@ class PreTokenizer:
     """Base: split(text) -> list of pieces, to_dict() for the file format."""
 
     kind = ""
+    native: int | None = None
     _re: re.Pattern
 
     def split(self, text: str) -> list[str]:
+        if self.native is not None:
+            try:
+                return _core.split_words(text, self.native)
+            except UnicodeEncodeError:  # lone surrogates: as U+FFFD, like everywhere in tokenforge
+                return _core.split_words(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), self.native)
+        return self._re.findall(text)
+
+    def split_reference(self, text: str) -> list[str]:
+        """split through the regex (the definition), not the native splitter."""
         return self._re.findall(text)
 
     def __call__(self, text: str) -> list[str]:
@@ -61,21 +76,25 @@ class PreTokenizer:
 
 class Whitespace(PreTokenizer):
     kind = "Whitespace"
+    native = 0
     _re = re.compile(f"{_WORD}+|{_NOT_WORD_OR_SPACE}+")
 
 
 class WhitespaceSplit(PreTokenizer):
     kind = "WhitespaceSplit"
+    native = 1
     _re = re.compile(f"{_NOT_SPACE}+")
 
 
 class BertPreTokenizer(PreTokenizer):
     kind = "BertPreTokenizer"
+    native = 2
     _re = re.compile(f"{_PUNCT}|{_NOT_PUNCT_OR_SPACE}+")
 
 
 class Punctuation(PreTokenizer):
     kind = "Punctuation"
+    native = 3
     _re = re.compile(f"{_PUNCT}|{_NOT_PUNCT}+")
 
 
@@ -104,6 +123,8 @@ class NoPreTokenizer(PreTokenizer):
 
     def split(self, text: str) -> list[str]:
         return [text] if text else []
+
+    split_reference = split
 
 
 _KINDS = {c.kind: c for c in (Whitespace, WhitespaceSplit, BertPreTokenizer, Punctuation, Regex, NoPreTokenizer)}

@@ -64,6 +64,13 @@ class Model:
     def encode_batch_words(self, batch: list[list[str]], num_threads: int) -> list[list[int]]:
         return [self.encode_words(words) for words in batch]
 
+    def encode_text(self, text: str, how: int) -> list[int]:
+        """Splits text with native word splitter `how` (pre_tokenizers.*.native), then encodes."""
+        return self.encode_words(_core.split_words(text, how))
+
+    def encode_texts(self, texts: list[str], how: int, num_threads: int) -> list[list[int]]:
+        return [self.encode_text(t, how) for t in texts]
+
     def _ordered_vocab(self) -> list[str]:
         return [t for _, t in sorted(self._by_id.items())]
 

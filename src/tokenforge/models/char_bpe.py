@@ -81,6 +81,12 @@ class CharBPE(Model):
     def encode_batch_words(self, batch, num_threads):
         return self._native.encode_batch(batch, num_threads)
 
+    def encode_text(self, text: str, how: int) -> list[int]:
+        return self._native.encode_text(text, how)
+
+    def encode_texts(self, texts: list[str], how: int, num_threads: int) -> list[list[int]]:
+        return self._native.encode_texts(texts, how, num_threads)
+
     def initial_symbols(self, word: str) -> list[str]:
         """The symbols a word starts as, before any merge."""
         if not word:

@@ -7,9 +7,10 @@
 Each stage is a small object: call it on a str, describe it with to_dict(), rebuild it with
 normalizers.from_dict(). The stages that Hugging Face `tokenizers` also has give the same strings as
 HF (its Unicode classes, not Python's: see _hf_unicode.py), with two documented exceptions: Unicode
-normalization and lowercasing use Python's `unicodedata` tables, so characters whose
-decomposition or case mapping is newer or older in HF's Rust crates differ (0 in NFC, 1 in NFD, ~70
-in NFKC/NFKD, all rare; ~50 unassigned-in-Python code points in Lowercase).
+the NFC/NFD/NFKC/NFKD stages and Lowercase use Python's `unicodedata` tables, so characters whose
+decomposition or case mapping is newer in one set of tables than the other differ (with Python
+3.11: U+11938 in NFD, ~70 rare characters in NFKC/NFKD, ~50 code points unassigned in Python in
+Lowercase). BertNormalizer has no such exception.
 
 Normalization is not reversible: after Lowercase, StripAccents, NFK* or CollapseWhitespace,
 decode(encode(text)) gives the normalized text, not the original.
@@ -68,6 +69,22 @@ CJK_RANGES = (
     (0x2B740, 0x2B81F), (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
 )  # fmt: skip
 _CJK_RE = _ClassSub(CJK_RANGES)
+
+
+# Characters that Python's Unicode tables decompose but HF's (older) normalization tables do not.
+_HF_NOT_DECOMPOSED = re.compile("[\U00011938]")
+
+
+def _nfd_as_hf(text: str) -> str:
+    """NFD, leaving alone the characters HF's tables do not decompose (BertNormalizer parity)."""
+    if not _HF_NOT_DECOMPOSED.search(text):
+        return unicodedata.normalize("NFD", text)
+    out, start = [], 0
+    for m in _HF_NOT_DECOMPOSED.finditer(text):
+        out += [unicodedata.normalize("NFD", text[start : m.start()]), m.group()]
+        start = m.end()
+    out.append(unicodedata.normalize("NFD", text[start:]))
+    return "".join(out)
 
 
 class Normalizer:
@@ -222,7 +239,7 @@ class BertNormalizer(Normalizer):
         if self.handle_chinese_chars and not ascii:
             text = _CJK_RE.sub(r" \g<0> ", text)
         if (self.lowercase if self.strip_accents is None else self.strip_accents) and not ascii:
-            text = _BERT_MARK_RE.sub("", unicodedata.normalize("NFD", text))
+            text = _BERT_MARK_RE.sub("", _nfd_as_hf(text))
         if self.lowercase:
             text = text.replace("Σ", "σ").lower()
         return text

@@ -93,6 +93,18 @@ def main():
     wp = tf.WordPieceTokenizer(tf.models.WordPiece(hw.get_vocab()))  # HF's vocabulary on both sides
     _compare(row, "WordPiece (BERT normalizer)", docs, wp, hw)
 
+    # Non-ASCII text takes the slower normalizer path (NFD, mark and CJK classes): measure it too.
+    multi = _multilingual(len(docs))
+    mb_multi = sum(len(d.encode()) for d in multi) / 1e6
+    ours_t, ours = timed(lambda: wp.encode_batch(multi))
+    theirs_t, theirs = timed(lambda: [e.ids for e in hw.encode_batch(multi)])
+    print(f"{'WordPiece: encode_batch, multilingual text':44s} {mb_multi / ours_t:10.2f}MB {mb_multi / theirs_t:10.2f}MB "
+          f"{theirs_t / ours_t:7.2f} {'same ids' if ours == theirs else 'IDS DIFFER'}")
+    ours_t, ours = timed(lambda: cb.encode_batch(multi))
+    theirs_t, theirs = timed(lambda: [e.ids for e in hb.encode_batch(multi)])
+    print(f"{'char BPE: encode_batch, multilingual text':44s} {mb_multi / ours_t:10.2f}MB {mb_multi / theirs_t:10.2f}MB "
+          f"{theirs_t / ours_t:7.2f} {'same ids' if ours == theirs else 'IDS DIFFER'}")
+
     # ---- word level ----------------------------------------------------------------------------
     hwl = Tokenizer(models.WordLevel(unk_token="<unk>"))
     hwl.pre_tokenizer = pre_tokenizers.Whitespace()
@@ -102,6 +114,18 @@ def main():
     hwl = Tokenizer(models.WordLevel(wl.vocab, unk_token="<unk>"))
     hwl.pre_tokenizer = pre_tokenizers.Whitespace()
     _compare(row, "word level", docs, wl, hwl)
+
+
+def _multilingual(n: int) -> list[str]:
+    """tests/conftest.py's multilingual sample (11 scripts, emoji, odd whitespace), n texts."""
+    import ast
+
+    tree = ast.parse((HERE.parent / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "MULTILINGUAL":
+            text = ast.literal_eval(node.value)
+            return [text] * max(n // 4, 1)
+    raise RuntimeError("MULTILINGUAL not found in tests/conftest.py")
 
 
 def _hf_bpe_train(docs, vocab, specials):

@@ -277,7 +277,10 @@ void encode_words_cached(const std::vector<std::string_view>& words, std::vector
     auto it = seen.find(w);
     if (it != seen.end()) {
       size_t off = it->second.first, len = it->second.second;
-      for (size_t k = 0; k < len; ++k) out.push_back(out[off + k]);
+      for (size_t k = 0; k < len; ++k) {
+        uint32_t id = out[off + k];  // copied first: push_back may reallocate
+        out.push_back(id);
+      }
       continue;
     }
     size_t before = out.size();

@@ -208,3 +208,25 @@ def test_save_load_and_files(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(obj), encoding="utf-8")
     with pytest.raises(ValueError, match="bad.json"):
         tf.load(tmp_path / "bad.json")
+
+
+@pytest.fixture(scope="module")
+def small_tokenizers(corpus_texts):
+    text = corpus_texts["shakespeare"][:100_000] + corpus_texts["multilingual"]
+    return [
+        tf.CharBPETokenizer.train([text], vocab_size=600),
+        tf.CharBPETokenizer.train([text], vocab_size=600, attach_markers=False, end_of_word="</eow>", start_of_word="<w>",
+                                  pre_tokenizer="bert"),
+        tf.WordPieceTokenizer.train([text], vocab_size=600),
+        tf.WordPieceTokenizer.train([text], vocab_size=600, normalizer=None, pre_tokenizer="whitespace_split"),
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=80) | st.text("abcdeé ,.!\n\t'", max_size=80))
+def test_pipeline_native_equals_reference(small_tokenizers, text):
+    # native splitter + native model == regex splitter + Python model, through encode and the batch
+    for tok in small_tokenizers:
+        expected = tok.encode_reference(text)
+        assert tok.encode(text) == expected
+        assert tok.encode_batch([text, text]) == [expected, expected]

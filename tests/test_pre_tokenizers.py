@@ -72,5 +72,8 @@ def test_descriptions():
     for pre in [p for p, _ in PAIRS] + [P.Regex("gpt2"), P.NoPreTokenizer()]:
         assert P.from_dict(pre.to_dict()) == pre
     assert isinstance(P.resolve("bert"), P.BertPreTokenizer) and isinstance(P.resolve(None), P.NoPreTokenizer)
+    assert isinstance(P.resolve("cl100k"), P.Regex)
+    with pytest.raises(ValueError, match="Regex"):
+        P.resolve("bert_pre")  # a typo is an error, not a regex that matches the typo
     with pytest.raises(ValueError):
         P.from_dict({"type": "Nope"})

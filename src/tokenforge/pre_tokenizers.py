@@ -149,5 +149,10 @@ def resolve(p) -> PreTokenizer:
         names = {"whitespace": Whitespace, "whitespace_split": WhitespaceSplit, "bert": BertPreTokenizer, "punctuation": Punctuation, "none": NoPreTokenizer}
         if p.lower() in names:
             return names[p.lower()]()
-        return Regex(p)
+        from .patterns import NAMED
+
+        if p in NAMED:
+            return Regex(p)
+        raise ValueError(f"unknown pre-tokenizer {p!r}: use one of {sorted(names) + sorted(NAMED)}, "
+                         "or pre_tokenizers.Regex(pattern) for a regex")
     raise TypeError(f"expected a pre-tokenizer, got {type(p).__name__}")

@@ -135,3 +135,11 @@ def test_documentation_examples(module):
     m = importlib.import_module(f"tokenforge.{module}")
     result = doctest.testmod(m, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_lone_surrogates_in_training_and_encoding():
+    for cls in (tf.WordTokenizer, tf.CharBPETokenizer, tf.WordPieceTokenizer, tf.CharTokenizer):
+        tok = cls.train(["a\ud800 b", "x\udfff"])
+        assert tok.encode("a\ud800 b") == tok.encode("a\ufffd b")
+        assert tok.encode_batch(["a\ud800 b"]) == [tok.encode("a\ufffd b")]
+        assert tok.model.unk_id not in tok.encode("a\ud800 b")  # U+FFFD was learned from the training text

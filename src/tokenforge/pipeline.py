@@ -85,29 +85,23 @@ class PipelineTokenizer:
 
     def _words(self, text: str) -> list[str]:
         _check_text(text)
-        words = self.pre_tokenize(text)
-        try:
-            for w in words:
-                w.encode("utf-8")
-        except UnicodeEncodeError:
-            words = self.pre_tokenize(_replace_surrogates(text))
-        return words
+        if _has_surrogates(text):
+            text = _replace_surrogates(text)
+        return self.pre_tokenize(text)
 
     # -- encoding ---------------------------------------------------------------------------------
     def _normalized(self, text: str) -> str:
         _check_text(text)
-        text = self.normalize(text)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = _replace_surrogates(text)
-        return text
+        return self.normalize(text)
 
     def encode(self, text: str, *, add_special_tokens: bool = True) -> list[int]:
         """The ids of text (with the post-processor's special tokens unless add_special_tokens=False)."""
         how = self.pre_tokenizer.native
         if how is not None:  # split and encode in one native call
-            ids = self.model.encode_text(self._normalized(text), how)
+            try:
+                ids = self.model.encode_text(self._normalized(text), how)
+            except UnicodeEncodeError:  # lone surrogates: U+FFFD before normalizing (as HF sees them)
+                ids = self.model.encode_text(self._normalized(_replace_surrogates(text)), how)
         else:
             ids = self.model.encode_words(self._words(text))
         if add_special_tokens and (self._prefix_ids or self._suffix_ids):
@@ -117,7 +111,7 @@ class PipelineTokenizer:
     def encode_reference(self, text: str, *, add_special_tokens: bool = True) -> list[int]:
         """encode through the regex pre-tokenizer and the pure-Python model (the oracle of the
         native code)."""
-        ids = self.model.encode_words_reference(self.pre_tokenizer.split_reference(self._normalized(text)))
+        ids = self.model.encode_words_reference(self.pre_tokenizer.split_reference(self._normalized(_replace_surrogates(text))))
         if add_special_tokens:
             ids = self._prefix_ids + ids + self._suffix_ids
         return ids
@@ -141,7 +135,11 @@ class PipelineTokenizer:
             raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
         how = self.pre_tokenizer.native
         if how is not None:
-            rows = self.model.encode_texts([self._normalized(t) for t in texts], how, num_threads)
+            texts = list(texts)
+            try:
+                rows = self.model.encode_texts([self._normalized(t) for t in texts], how, num_threads)
+            except UnicodeEncodeError:
+                rows = self.model.encode_texts([self._normalized(_replace_surrogates(t)) for t in texts], how, num_threads)
         else:
             rows = self.model.encode_batch_words([self._words(t) for t in texts], num_threads)
         if truncation:
@@ -278,15 +276,15 @@ def count_pre_tokens(texts, files, normalize, pre_tokenizer) -> Counter:
 
     def flush():
         if how is not None:
-            counts.update(_core.count_words(batch, how))
+            try:
+                counts.update(_core.count_words([normalize(t) for t in batch], how))
+            except UnicodeEncodeError:  # lone surrogates: U+FFFD before normalizing, as in encode
+                counts.update(_core.count_words([normalize(_replace_surrogates(t)) for t in batch], how))
         else:
             for t in batch:
-                counts.update(pre_tokenizer.split(t))
+                counts.update(pre_tokenizer.split(normalize(_replace_surrogates(t) if _has_surrogates(t) else t)))
 
     for t in iter_texts(texts, files):
-        t = normalize(t)
-        if _has_surrogates(t):
-            t = _replace_surrogates(t)
         batch.append(t)
         size += len(t)
         if size > 1 << 20:

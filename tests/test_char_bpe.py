@@ -230,3 +230,45 @@ def test_pipeline_native_equals_reference(small_tokenizers, text):
         expected = tok.encode_reference(text)
         assert tok.encode(text) == expected
         assert tok.encode_batch([text, text]) == [expected, expected]
+
+
+TUTORIAL_004 = [
+    "The model’s performance improved slightly after fine-tuning on domain-specific data.",
+    "A lightweight transformer can often outperform larger models when properly optimized.",
+    "Experimental results show that scaling depth contributes more to coherence than width.",
+    "Future work could explore hybrid architectures combining attention with retrieval mechanisms.",
+]
+
+
+def test_tutorial_004_start_and_end_markers():
+    # seeds/004: words split on ' ', symbols <|sos|> + characters + <|eos|>, 15 merges, each the most
+    # frequent pair at its step (the tutorial breaks ties by first occurrence, tokenforge by text).
+    sos, eos = "<|sos|>", "<|eos|>"
+    splits = {}
+    for doc in TUTORIAL_004:
+        for word in doc.split(" "):
+            key = (sos, *word, eos)
+            splits[key] = splits.get(key, 0) + 1
+    alphabet = {s for w in splits for s in w}
+    tok = tf.CharBPETokenizer.train(TUTORIAL_004, vocab_size=4 + len(alphabet) + 15, start_of_word=sos, end_of_word=eos,
+                                    attach_markers=False, pre_tokenizer="whitespace_split")
+    assert len(tok.model.merges) == 15 and tok.model.merges[0] == ("e", "r")  # 8 times: the tutorial's first merge too
+    for first, second in tok.model.merges:  # replay with the tutorial's own get_pairs / merge_pair
+        pairs = {}
+        for word, freq in splits.items():
+            for p in zip(word, word[1:]):
+                pairs[p] = pairs.get(p, 0) + freq
+        assert pairs[(first, second)] == max(pairs.values())
+        new = {}
+        for word, freq in splits.items():
+            out, i = [], 0
+            while i < len(word):
+                if i < len(word) - 1 and (word[i], word[i + 1]) == (first, second):
+                    out.append(first + second)
+                    i += 2
+                else:
+                    out.append(word[i])
+                    i += 1
+            new[tuple(out)] = freq
+        splits = new
+    assert tok.decode(tok.encode(TUTORIAL_004[0])) == TUTORIAL_004[0]

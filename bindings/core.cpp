@@ -249,16 +249,19 @@ NB_MODULE(_core, m) {
 }
 
 // ================================================================================================
-// Other tokenizer families (issue 4): WordPiece and character-level BPE models, and the pair
-// trainer they share. The Python side (tokenforge/models/) normalizes and pre-tokenizes; these take
-// the list of pieces (words) of a text, or of many texts, and return ids with the GIL released.
+// Other tokenizer families (issue 4): WordPiece and character-level BPE models, the pair trainer
+// they share, and the word splitters (cpp/pre_split.h). The Python side (tokenforge/pipeline.py)
+// normalizes; `encode_text(s)` split and encode natively, `encode_words`/`encode_batch` take pieces
+// split in Python (regex or no pre-tokenizer). Ids come back with the GIL released for the work.
 // ================================================================================================
 
 namespace {
 
-
+// Views of the UTF-8 of each str in `words`, a list (the views point into its items, which the
+// caller's list keeps alive).
 std::vector<std::string_view> views_of(nb::handle words) {
-  PyObject* fast = PySequence_Fast(words.ptr(), "words must be a sequence of str");
+  if (!PyList_Check(words.ptr())) throw nb::type_error("words must be a list of str");
+  PyObject* fast = PySequence_Fast(words.ptr(), "words must be a list of str");
   if (!fast) throw nb::python_error();
   nb::object guard = nb::steal(fast);
   Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);

@@ -76,10 +76,10 @@ class CharBPE(Model):
 
     # -- encoding ---------------------------------------------------------------------------------
     def encode_words(self, words: list[str]) -> list[int]:
-        return self._native.encode_words(words)
+        return self._native.encode_words(words if type(words) is list else list(words))
 
     def encode_batch_words(self, batch, num_threads):
-        return self._native.encode_batch(batch, num_threads)
+        return self._native.encode_batch([w if type(w) is list else list(w) for w in batch], num_threads)
 
     def encode_text(self, text: str, how: int) -> list[int]:
         return self._native.encode_text(text, how)

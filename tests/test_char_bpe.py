@@ -272,3 +272,20 @@ def test_tutorial_004_start_and_end_markers():
             new[tuple(out)] = freq
         splits = new
     assert tok.decode(tok.encode(TUTORIAL_004[0])) == TUTORIAL_004[0]
+
+
+def test_parity_with_hf_many_unknown_characters(corpus_texts, tmp_path):
+    # Merges from English only, then multilingual text and code: thousands of <unk>, same ids as HF,
+    # with a normalizer stage on both sides.
+    from tokenizers import normalizers as hn
+
+    ours = tf.CharBPETokenizer.train([corpus_texts["shakespeare"][:300_000]], vocab_size=1500,
+                                     normalizer=[tf.normalizers.NFKC(), tf.normalizers.Lowercase()])
+    ours.save_vocab_merges(tmp_path)
+    theirs = hf_from_files(tmp_path)
+    theirs.normalizer = hn.Sequence([hn.NFKC(), hn.Lowercase()])
+    for name in ("multilingual", "stdlib"):
+        text = corpus_texts[name][:300_000]
+        ids = ours.encode(text)
+        assert ids.count(ours.model.unk_id) > 100, name
+        assert ids == theirs.encode(text).ids, name

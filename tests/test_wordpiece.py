@@ -155,6 +155,17 @@ def test_vocab_txt_round_trip(tmp_path, hf_vocab):
     assert back.encode(text) == theirs.encode(text).ids
 
 
+def test_vocab_txt_errors(tmp_path):
+    (tmp_path / "v.txt").write_text("[UNK]\r\nhello\r\n##s\r\n", encoding="utf-8")
+    assert models.WordPiece.from_vocab_file(tmp_path / "v.txt").vocab == {"[UNK]": 0, "hello": 1, "##s": 2}
+    (tmp_path / "v.txt").write_text("[UNK]\n\nhello\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 2: empty"):
+        models.WordPiece.from_vocab_file(tmp_path / "v.txt")
+    (tmp_path / "v.txt").write_text("[UNK]\na\na\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 3"):
+        models.WordPiece.from_vocab_file(tmp_path / "v.txt")
+
+
 def test_save_load(tmp_path, hf_vocab):
     tok = tf.WordPieceTokenizer(models.WordPiece(hf_vocab), post_processor=tf.post_processors.cls_sep())
     tok.save(tmp_path / "wp.json")

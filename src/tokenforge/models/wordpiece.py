@@ -102,10 +102,13 @@ class WordPiece(Model):
     def from_vocab_file(cls, path, **kwargs) -> "WordPiece":
         """A BERT `vocab.txt`: one token per line, the line number (from 0) is the id."""
         vocab: dict[str, int] = {}
-        for n, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n")):
+        lines = Path(path).read_text(encoding="utf-8").split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()  # the file's final newline
+        for n, line in enumerate(lines):
             token = line.rstrip("\r")
-            if not token and n == len(vocab):  # a trailing empty line
-                continue
+            if not token:
+                raise ValueError(f"{path}, line {n + 1}: empty token")
             if token in vocab:
                 raise ValueError(f"{path}, line {n + 1}: token {token!r} appears twice")
             vocab[token] = n

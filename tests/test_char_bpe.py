@@ -26,6 +26,24 @@ def hf_from_files(d, suffix="</w>"):
     return t
 
 
+
+def non_ascii_stdlib_lines() -> str:
+    """Every non-ASCII line of the standard library's test suite (CJK encodings' samples, Unicode
+    tests, 800 distinct characters): more multilingual text than the shared sample."""
+    import pathlib
+    import sysconfig
+
+    root = pathlib.Path(sysconfig.get_paths()["stdlib"]) / "test"
+    lines = []
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".txt") and path.is_file():
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+            lines += [line for line in text.splitlines(keepends=True) if not line.isascii()]
+    return "".join(lines)
+
 def test_golden_merges_separate_marker():
     # Pair counts worked by hand: (e,s) (s,t) (t,</w>) 9 each -> the smallest pair first, then the
     # new pairs (es,t) 9, (est,</w>) 9; then (l,o) 7 and (lo,w) 7.
@@ -87,7 +105,8 @@ def test_parity_with_hf_trained_merges(corpus_texts, training_text, tmp_path):
                                                                 show_progress=False))
     hb.model.save(str(tmp_path))
     ours = tf.CharBPETokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt")
-    for name, text in corpus_texts.items():
+    texts = dict(corpus_texts, stdlib_non_ascii=non_ascii_stdlib_lines())
+    for name, text in texts.items():
         assert ours.encode(text) == hb.encode(text).ids, name
         lines = text.splitlines()[:3000]
         assert ours.encode_batch(lines) == [e.ids for e in hb.encode_batch(lines)], name

@@ -41,6 +41,24 @@ def hf_vocab(training_text):
     return t.get_vocab()
 
 
+
+def non_ascii_stdlib_lines() -> str:
+    """Every non-ASCII line of the standard library's test suite (CJK encodings' samples, Unicode
+    tests, 800 distinct characters): more multilingual text than the shared sample."""
+    import pathlib
+    import sysconfig
+
+    root = pathlib.Path(sysconfig.get_paths()["stdlib"]) / "test"
+    lines = []
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".txt") and path.is_file():
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+            lines += [line for line in text.splitlines(keepends=True) if not line.isascii()]
+    return "".join(lines)
+
 def test_golden_unaffable():
     wp = models.WordPiece({"[UNK]": 0, "un": 1, "##aff": 2, "##able": 3, "aff": 4, "##a": 5})
     assert wp.encode_words(["unaffable"]) == [1, 2, 3]
@@ -55,7 +73,8 @@ def test_parity_with_hf_on_corpora(corpus_texts, hf_vocab, lowercase, strip_acce
     ours = tf.WordPieceTokenizer(models.WordPiece(hf_vocab),
                                  normalizer=normalizers.BertNormalizer(lowercase=lowercase, strip_accents=strip_accents))
     theirs = hf_wordpiece(hf_vocab, lowercase=lowercase, strip_accents=strip_accents)
-    for name, text in corpus_texts.items():
+    texts = dict(corpus_texts, stdlib_non_ascii=non_ascii_stdlib_lines())
+    for name, text in texts.items():
         expected = theirs.encode(text).ids
         assert ours.encode(text) == expected, name
         # and line by line, through the batch path

@@ -20,6 +20,8 @@ first ids and are never produced from text: "<unk>" typed in the text is encoded
 
 Decoding: a token ending with the end marker ends a word (the marker becomes a space; the space
 after the last word is dropped); with only a start marker, it becomes a space before the word.
+With no marker at all, tokens are joined as they are: use a pre-tokenizer that keeps whitespace
+(Regex, or none) or the spaces between words are lost.
 Lossy where the pre-tokenizer dropped or added spacing ("Hello, world" -> "Hello , world" with the
 Whitespace pre-tokenizer), and where `<unk>` stands for a character (it decodes as "<unk>"; an
 unknown *last* character also hides its end marker in attached mode, so that word's space is lost,

@@ -55,7 +55,7 @@ def main():
     args = ap.parse_args()
     os.environ["RAYON_NUM_THREADS"] = str(args.threads)
     import tokenizers
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
     import tokenforge as tf
 
@@ -73,7 +73,6 @@ def main():
     tf_t, cb = timed(lambda: tf.CharBPETokenizer.train(docs, vocab_size=args.vocab), repeat=1)
     row("char BPE: train (vocab %d)" % args.vocab, tf_t, hf_t)
     # Encode with the same model on both sides: tokenforge's vocab + merges loaded into HF.
-    import json
     import tempfile
 
     d = tempfile.mkdtemp()

@@ -117,6 +117,8 @@ def test_save_load_every_model(tmp_path, make):
         assert back.encode(text) == tok.encode(text)
         assert back.decode(back.encode(text)) == tok.decode(tok.encode(text))
     assert pickle.loads(pickle.dumps(tok)).encode("Hello world") == tok.encode("Hello world")
+    with pytest.raises(TypeError, match="overrides"):
+        tf.load(tmp_path / "tok.json", name="x")
     obj["model"] = "nope"
     (tmp_path / "bad.json").write_text(json.dumps(obj), encoding="utf-8")
     with pytest.raises(ValueError, match="unknown model"):

@@ -93,6 +93,8 @@ def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
     if obj.get("model") in OTHER_MODELS:
         from .pipeline import from_file_dict
 
+        if overrides:
+            raise TypeError(f"{source}: a {obj['model']} tokenizer takes no overrides ({', '.join(overrides)})")
         return from_file_dict(obj, source=source)
     if obj.get("model") != "byte_bpe":
         fail("model", f"unknown model {obj.get('model')!r}")

@@ -13,10 +13,21 @@ from .tokenizer import Tokenizer, UnknownTokenError
 from .io import load
 from .train import train_bpe, train_bpe_from_counts
 from .spm import SentencePieceTokenizer, train_unigram
+from . import models, normalizers, post_processors, pre_tokenizers
+from .pipeline import CharBPETokenizer, CharTokenizer, PipelineTokenizer, WordPieceTokenizer, WordTokenizer
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CharBPETokenizer",
+    "CharTokenizer",
+    "PipelineTokenizer",
+    "WordPieceTokenizer",
+    "WordTokenizer",
+    "models",
+    "normalizers",
+    "post_processors",
+    "pre_tokenizers",
     "Encoding",
     "SentencePieceTokenizer",
     "Tokenizer",

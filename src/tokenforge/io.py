@@ -11,6 +11,9 @@ tokenforge's file is JSON (a person can read it; loading never executes anything
 
 "merges": null means tiktoken's rule (ids are ranks, see cpp/bpe.h). "normalizer" may be absent (null).
 The exchange formats are described in docs/format.md.
+
+The other models ("model": "wordpiece" | "char_bpe" | "word" | "char", see tokenforge.pipeline, and
+"unigram" | "sp_bpe", see tokenforge.spm) use the same envelope; docs/design.md describes them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from .load import write_atomic
 
 FORMAT_NAME = "tokenforge"
 FORMAT_VERSION = 1
+# Models of tokenforge.pipeline, stored in the same envelope with "normalizer", "pre_tokenizer",
+# "post_processor" and the model's own fields (docs/design.md, "Other tokenizer families").
+OTHER_MODELS = ("wordpiece", "char_bpe", "word", "char")
 
 
 def save(tok, path, *, format: str = FORMAT_NAME) -> None:
@@ -41,6 +47,9 @@ def to_dict(tok) -> dict:
         from .spm import files
 
         return files.to_dict(tok, {"format": FORMAT_NAME, "version": FORMAT_VERSION})
+    if hasattr(tok, "_to_file_dict"):  # the other model families (tokenforge.pipeline)
+        return tok._to_file_dict()
+
     if not isinstance(tok, Tokenizer):
         raise TypeError(f"cannot save a {type(tok).__name__}")
     state = tok._state()
@@ -100,6 +109,12 @@ def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
         from .spm import files
 
         return files.from_dict(obj, source=source)
+    if obj.get("model") in OTHER_MODELS:
+        from .pipeline import from_file_dict
+
+        if overrides:
+            raise TypeError(f"{source}: a {obj['model']} tokenizer takes no overrides ({', '.join(overrides)})")
+        return from_file_dict(obj, source=source)
     if obj.get("model") != "byte_bpe":
         fail("model", f"unknown model {obj.get('model')!r}")
     vocab = obj.get("vocab")

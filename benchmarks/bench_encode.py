@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-os.environ.setdefault("RUST_BACKTRACE", "0")  # tiktoken panics on some worst cases; keep it short
+os.environ["RUST_BACKTRACE"] = "0"  # tiktoken panics on some worst cases; keep it short
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 

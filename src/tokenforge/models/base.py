@@ -156,3 +156,56 @@ def train_pairs_reference(symbols, words, counts, *, score, min_frequency, max_n
                     i += 1
             words[k] = out
     return new_tokens, merges
+
+
+class NativeWordModel(Model):
+    """A model whose word encoding runs in a native object (`self._native`): WordPiece, char BPE."""
+
+    def encode_words(self, words: list[str]) -> list[int]:
+        return self._native.encode_words(words if type(words) is list else list(words))
+
+    def encode_batch_words(self, batch, num_threads):
+        return self._native.encode_batch([w if type(w) is list else list(w) for w in batch], num_threads)
+
+    def encode_text(self, text: str, how: int) -> list[int]:
+        return self._native.encode_text(text, how)
+
+    def encode_texts(self, texts: list[str], how: int, num_threads: int) -> list[list[int]]:
+        return self._native.encode_texts(texts, how, num_threads)
+
+
+class LookupModel(Model):
+    """A model that maps each unit (a word, a character) to its id, unknown ones to `unk_token`.
+
+    Subclasses give `_is_unit(token, specials)` (which vocabulary entries are looked up) and
+    `_units(counts, min_frequency, special_tokens)` (training: the units to keep, in order).
+    """
+
+    def __init__(self, vocab: Mapping[str, int], *, unk_token: str = "<unk>", special_tokens=()):
+        super().__init__(vocab, special_tokens)
+        if unk_token not in self.vocab:
+            raise ValueError(f"the unknown token {unk_token!r} is not in the vocabulary")
+        self.unk_token, self.unk_id = unk_token, self.vocab[unk_token]
+        if unk_token not in self.special_tokens:
+            self.special_tokens.append(unk_token)
+        specials = set(self.special_tokens)
+        self._lookup = {t: i for t, i in self.vocab.items() if self._is_unit(t, specials)}
+
+    def _is_unit(self, token: str, specials: set) -> bool:
+        return token not in specials
+
+    def to_dict(self) -> dict:
+        return {"vocab": self._ordered_vocab(), "unk_token": self.unk_token, "special_tokens": list(self.special_tokens)}
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        return cls({t: i for i, t in enumerate(d["vocab"])}, unk_token=d["unk_token"], special_tokens=d["special_tokens"])
+
+    @classmethod
+    def train_from_counts(cls, counts: Mapping[str, int], *, vocab_size: int | None = None, min_frequency: int = 1,
+                          special_tokens=("<pad>", "<unk>", "<bos>", "<eos>"), unk_token: str = "<unk>"):
+        special_tokens = list(dict.fromkeys([*special_tokens, unk_token]))
+        kept = cls._units(counts, min_frequency, special_tokens)
+        if vocab_size is not None:
+            kept = kept[: max(vocab_size - len(special_tokens), 0)]
+        return cls({t: i for i, t in enumerate(special_tokens + kept)}, unk_token=unk_token, special_tokens=special_tokens)

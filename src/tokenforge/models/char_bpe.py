@@ -37,12 +37,12 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from .. import _core
-from .base import Model, pre_token_counts, train_pairs
+from .base import NativeWordModel, pre_token_counts, train_pairs
 
 SPECIAL_TOKENS = ("<pad>", "<unk>", "<bos>", "<eos>")
 
 
-class CharBPE(Model):
+class CharBPE(NativeWordModel):
     kind = "char_bpe"
 
     def __init__(self, vocab: Mapping[str, int], merges: Sequence[tuple[str, str]], *,
@@ -77,18 +77,6 @@ class CharBPE(Model):
                                      -1 if self.unk_id is None else self.unk_id)
 
     # -- encoding ---------------------------------------------------------------------------------
-    def encode_words(self, words: list[str]) -> list[int]:
-        return self._native.encode_words(words if type(words) is list else list(words))
-
-    def encode_batch_words(self, batch, num_threads):
-        return self._native.encode_batch([w if type(w) is list else list(w) for w in batch], num_threads)
-
-    def encode_text(self, text: str, how: int) -> list[int]:
-        return self._native.encode_text(text, how)
-
-    def encode_texts(self, texts: list[str], how: int, num_threads: int) -> list[list[int]]:
-        return self._native.encode_texts(texts, how, num_threads)
-
     def initial_symbols(self, word: str) -> list[str]:
         """The symbols a word starts as, before any merge."""
         if not word:

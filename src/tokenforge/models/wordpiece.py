@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Mapping
 
 from .. import _core
-from .base import Model, pre_token_counts, train_pairs
+from .base import NativeWordModel, pre_token_counts, train_pairs
 
 BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
-class WordPiece(Model):
+class WordPiece(NativeWordModel):
     kind = "wordpiece"
 
     def __init__(self, vocab: Mapping[str, int], *, unk_token: str = "[UNK]", continuing_subword_prefix: str = "##",
@@ -54,18 +54,6 @@ class WordPiece(Model):
         self._matchable = {t: i for i, t in matchable}
 
     # -- encoding ---------------------------------------------------------------------------------
-    def encode_words(self, words: list[str]) -> list[int]:
-        return self._native.encode_words(words if type(words) is list else list(words))
-
-    def encode_batch_words(self, batch, num_threads):
-        return self._native.encode_batch([w if type(w) is list else list(w) for w in batch], num_threads)
-
-    def encode_text(self, text: str, how: int) -> list[int]:
-        return self._native.encode_text(text, how)
-
-    def encode_texts(self, texts: list[str], how: int, num_threads: int) -> list[list[int]]:
-        return self._native.encode_texts(texts, how, num_threads)
-
     def encode_word_reference(self, word: str) -> list[int]:
         """HF's loop, transcribed: the oracle of the native trie walk."""
         if not word:

@@ -8,17 +8,10 @@
 #include <vector>
 
 #include "encoder.h"
+#include "tests/check.h"
 
 using namespace tokenforge;
 
-static int failures = 0;
-#define CHECK(cond)                                                        \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                          \
-    }                                                                      \
-  } while (0)
 
 static std::vector<std::string> pieces(SplitPattern p, const std::string& text) {
   std::vector<std::string> out;
@@ -107,10 +100,5 @@ int main() {
   test_scanners_on_arbitrary_bytes();
   test_bpe_and_specials();
   test_bad_model();
-  if (failures) {
-    std::fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  std::printf("core_test: all checks passed\n");
-  return 0;
+  return tokenforge_test::finish("core_test");
 }

@@ -10,17 +10,10 @@
 
 #include "counter.h"
 #include "trainer.h"
+#include "tests/check.h"
 
 using namespace tokenforge;
 
-static int failures = 0;
-#define CHECK(cond)                                                                   \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                                     \
-    }                                                                                 \
-  } while (0)
 
 static const uint8_t* u8(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
 
@@ -173,10 +166,5 @@ int main() {
   test_counter_cuts_and_threads();
   test_arbitrary_bytes();
   test_trainer_against_brute_force();
-  if (failures) {
-    std::fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  std::printf("trainer_test: all checks passed\n");
-  return 0;
+  return tokenforge_test::finish("trainer_test");
 }

@@ -149,7 +149,7 @@ def assert_same_unigram_ids(ours, theirs, texts):
             score = lambda ids: sum(ours.get_score(i) for i in ids)  # noqa: E731
             assert abs(score(expected) - score(got)) < 1e-3, (line, expected, got)
             ties += 1
-    assert ties <= len(lines) // 500, f"{ties} ties in {len(lines)} lines"
+    assert ties <= len(lines) // 1000, f"{ties} ties in {len(lines)} lines"
     return ties
 
 
@@ -206,9 +206,19 @@ def test_export_read_by_tokenizers(tmp_path, ours_trained, texts, which):
     assert_same_ids(ours, theirs, texts)
 
 
+@pytest.mark.parametrize("which", ["wordpiece", "char_bpe", "word"])
+def test_export_read_by_transformers(tmp_path, ours_trained, texts, which):
+    transformers = pytest.importorskip("transformers")
+    ours = ours_trained[which]
+    ours.save(tmp_path / "tokenizer.json", format="huggingface")
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "tokenizer.json"))
+    for label, text in texts.items():
+        assert fast.encode(text[:50_000]) == ours.encode(text[:50_000]), label  # with the template's [CLS] ... [SEP]
+
+
 def test_export_refuses_what_tokenizers_would_do_differently(tmp_path, ours_trained, training_text):
-    # WhitespaceSplit can make the piece "<unk>x": no, only "<pad>" etc. as pieces: tokenizers' WordLevel
-    # would match "<pad>" written in normalized text, tokenforge's never does.
+    # With WhitespaceSplit a piece can be "<pad>" (after normalization, say): tokenizers' WordLevel
+    # would give it <pad>'s id, tokenforge's never does.
     with pytest.raises(ValueError, match=r"tokenizers' model would match the special token '<pad>'"):
         ours_trained["word_split"].save(tmp_path / "t.json", format="huggingface")
     char = tokenforge.CharTokenizer.train([training_text[:10000]])
@@ -309,6 +319,18 @@ def test_round_trip(tmp_path, ours_trained, texts, which, fmt):
         assert (back.post_processor is None) == (ours.post_processor is None)
     for label, t in texts.items():
         assert back.encode(t) == ours.encode(t), label
+
+
+REFUSED = [("wordpiece", "tiktoken"), ("wordpiece", "gpt2"), ("wordpiece", "listing"), ("wordpiece", "vocab_merges"),
+           ("char_bpe", "bert_vocab"), ("char_bpe", "tiktoken"), ("word", "bert_vocab"), ("word", "vocab_merges"),
+           ("word_split", "huggingface")]
+
+
+@pytest.mark.parametrize("which,fmt", REFUSED)
+def test_formats_a_family_cannot_use(tmp_path, ours_trained, which, fmt):
+    with pytest.raises(ValueError, match=fmt if fmt != "huggingface" else "cannot write tokenizer.json"):
+        ours_trained[which].save(tmp_path / "x" / "t.json", format=fmt)
+    assert not (tmp_path / "x").exists() or not any((tmp_path / "x").iterdir())
 
 
 def test_unigram_round_trip_through_huggingface(tmp_path, hf_unigram, texts):

@@ -50,6 +50,7 @@ SAVERS = {
 }
 ALIASES = {"hf": "huggingface", "tokenizer.json": "huggingface", "vocab": "listing", "vocab.txt": "bert_vocab"}
 FORMATS = ("tokenforge", *SAVERS)
+BYTE_LEVEL_ONLY = ("tiktoken", "gpt2", "listing")
 
 
 def detect(path, data: bytes) -> tuple[str, object]:
@@ -112,9 +113,14 @@ def load_foreign(path, data: bytes, **overrides):
 
 def save_foreign(tok, path, format: str) -> None:
     """Writes tok in an exchange format (called by Tokenizer.save)."""
+    from ..tokenizer import Tokenizer
+
     name = ALIASES.get(format, format)
     if name not in SAVERS:
         raise ValueError(f"unknown format {format!r}; known: {', '.join(repr(f) for f in FORMATS)}")
+    if name in BYTE_LEVEL_ONLY and not isinstance(tok, Tokenizer):
+        raise ValueError(f"{name}: the format holds byte-level BPE only, not a {type(tok).__name__}; "
+                         "see the support matrix in docs/format.md")
     SAVERS[name](tok, path)
 
 

@@ -476,3 +476,29 @@ def test_small_files_load(tmp_path):
         ours, theirs = tokenforge.load(path), hf.Tokenizer.from_file(str(path))
         for text in ["a b ab", "ab", "a"]:
             assert ours.encode(text) == theirs.encode(text).ids, (key, text)
+
+
+def _leaf_paths(obj, prefix=()):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _leaf_paths(v, prefix + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _leaf_paths(v, prefix + (i,))
+    if prefix:
+        yield prefix
+
+
+@pytest.mark.parametrize("key", sorted(FILES))
+def test_any_wrong_value_is_a_value_error(tmp_path, key):
+    """Every field of the small files replaced by a value of each JSON type: a tokenizer or a
+    ValueError naming the file, never another exception."""
+    for where in _leaf_paths(FILES[key]):
+        for junk in (None, 7, -1, "x", "", [], {}, [1, 2], {"type": "x"}, True, 0.5):
+            obj = copy.deepcopy(FILES[key])
+            _set(list(where), junk)(obj)
+            path = write(tmp_path, obj)
+            try:
+                tokenforge.load(path)
+            except ValueError as e:
+                assert str(e).startswith(str(path)), (where, junk, str(e))

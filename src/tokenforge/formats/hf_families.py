@@ -62,7 +62,7 @@ def handles(obj: dict) -> bool:
     """True for a tokenizer.json this module reads (huggingface.py keeps byte-level BPE)."""
     model = obj.get("model")
     kind = model.get("type", "BPE") if isinstance(model, dict) else None
-    if kind not in _MODEL_KEYS:
+    if not isinstance(kind, str) or kind not in _MODEL_KEYS:
         return False
     return not (_has_byte_level(obj.get("pre_tokenizer")) or _has_byte_level(obj.get("decoder")))
 
@@ -72,6 +72,15 @@ def handles(obj: dict) -> bool:
 
 
 def load(path, obj, **overrides):
+    """The tokenizer of a tokenizer.json that handles(obj) accepted."""
+    try:
+        return _load(path, obj, **overrides)
+    except (TypeError, AttributeError, KeyError, IndexError) as e:
+        # a value of the wrong JSON type somewhere the checks above do not name: still the file's fault
+        fail(path, None, f"malformed tokenizer.json ({type(e).__name__}: {e})")
+
+
+def _load(path, obj, **overrides):
     source = path
     ignore = overrides.pop("ignore", ())
     ignore = {ignore} if isinstance(ignore, str) else set(ignore)
@@ -392,10 +401,21 @@ def _load_unigram(source, obj, ignore):
     dec = obj.get("decoder")
     if "decoder" not in ignore and not (isinstance(dec, dict) and dec.get("type") == "Metaspace"):
         fail(source, "decoder", f"{dec!r:.60} is not Metaspace; load with ignore={{'decoder'}}")
+    unk_id = obj["model"].get("unk_id")
+    if not (isinstance(unk_id, int) and not isinstance(unk_id, bool) and 0 <= unk_id < len(vocab)):
+        fail(source, "model.unk_id", f"{unk_id!r} is not the id of a piece of model.vocab")
+    for n, entry in enumerate(vocab):
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and entry[0]
+                and isinstance(entry[1], (int, float)) and not isinstance(entry[1], bool)):
+            fail(source, f"model.vocab[{n}]", f"expected [piece, score], got {entry!r:.80}")
     try:
         tok = files.from_hf(obj, source=str(source))
     except (TypeError, KeyError, IndexError, AttributeError) as e:
         fail(source, "model", f"not a Unigram model spm can read ({e})")
+    except ValueError as e:
+        if str(e).startswith(str(source)):
+            raise
+        fail(source, "model", str(e))
     tok.name = (source.parent.name if source.stem == "tokenizer" else source.stem) or "tokenizer"
     return tok
 

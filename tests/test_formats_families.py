@@ -122,6 +122,37 @@ def test_import_same_ids_as_tokenizers(request, tmp_path, texts, which):
     assert_same_ids(ours, hf.Tokenizer.from_file(str(tmp_path / "out.json")), texts)
 
 
+def _variant(kind, training_text):
+    n = normalizers
+    if kind == "bpe_no_suffix":
+        t = hf.Tokenizer(hm.BPE(unk_token="<unk>"))
+        t.normalizer = n.Sequence([n.NFD(), n.StripAccents(), n.Lowercase()])
+        t.pre_tokenizer = pre_tokenizers.Whitespace()
+        trainer = trainers.BpeTrainer(vocab_size=1500, special_tokens=CHAR_SPECIALS, show_progress=False)
+    elif kind == "wordpiece_punctuation":
+        t = hf.Tokenizer(hm.WordPiece(unk_token="[UNK]", max_input_chars_per_word=20))
+        t.normalizer = n.BertNormalizer(lowercase=False, strip_accents=True, handle_chinese_chars=False)
+        t.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Punctuation()])
+        t.decoder = decoders.WordPiece()
+        trainer = trainers.WordPieceTrainer(vocab_size=1500, special_tokens=BERT, show_progress=False)
+    else:  # word level, other stages
+        t = hf.Tokenizer(hm.WordLevel(unk_token="<unk>"))
+        t.normalizer = n.Sequence([n.Strip(left=True, right=False), n.Replace("``", '"'), n.NFKD()])
+        t.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        trainer = trainers.WordLevelTrainer(vocab_size=2000, special_tokens=CHAR_SPECIALS, show_progress=False)
+    t.train_from_iterator(chunks(training_text[:150_000]), trainer)
+    return t
+
+
+@pytest.mark.parametrize("kind", ["bpe_no_suffix", "wordpiece_punctuation", "word_level_stages"])
+def test_import_other_stage_combinations(tmp_path, training_text, texts, kind):
+    theirs = _variant(kind, training_text)
+    ours = tokenforge.load(write(tmp_path, theirs.to_str()))
+    assert_same_ids(ours, theirs, texts)
+    ours.save(tmp_path / "out.json", format="huggingface")
+    assert json.loads((tmp_path / "out.json").read_text())["normalizer"] == json.loads(theirs.to_str())["normalizer"]
+
+
 def test_import_wordpiece_keeps_the_template(tmp_path, hf_wordpiece):
     ours = tokenforge.load(write(tmp_path, hf_wordpiece.to_str()))
     ids = ours.encode("Hello there")

@@ -246,12 +246,42 @@ def _check_reachable_specials(source, m, pre, kind) -> None:
 # -- stages -----------------------------------------------------------------------------------------
 
 
+# The fields of each stage tokenforge reads: name -> allowed values (a field not listed is an error).
+_BOOL, _OPT_BOOL = (True, False), (True, False, None)
+_FIELDS = {
+    "BertNormalizer": {"clean_text": _BOOL, "handle_chinese_chars": _BOOL, "strip_accents": _OPT_BOOL, "lowercase": _BOOL},
+    "Strip": {"strip_left": _BOOL, "strip_right": _BOOL},
+    "Replace": {"pattern": None, "content": None},
+    "Sequence": {"normalizers": None, "pretokenizers": None},
+    "Punctuation": {"behavior": None},
+}
+
+
+_KNOWN = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Strip", "Replace", "BertNormalizer", "Sequence",
+          "Whitespace", "WhitespaceSplit", "BertPreTokenizer", "Punctuation"}
+
+
+def _check_fields(source, node: dict, where: str) -> None:
+    if node.get("type") not in _KNOWN:
+        return  # refused by type, with its name, by the caller
+    allowed = _FIELDS.get(node.get("type"), {})
+    for key, value in node.items():
+        if key == "type":
+            continue
+        if key not in allowed:
+            fail(source, f"{where}.{key}", f"unknown field of {node.get('type')!r} (tokenforge cannot tell whether it changes the ids)")
+        if allowed[key] is not None and not any(value is v for v in allowed[key]):
+            fail(source, f"{where}.{key}", f"{value!r} is not one of {list(allowed[key])}")
+
+
 def _normalizer(source, node, where):
     from .. import normalizers as N
 
     if node is None:
         return None
     kind = node.get("type") if isinstance(node, dict) else None
+    if kind is not None:
+        _check_fields(source, node, where)
     if kind in ("NFC", "NFD", "NFKC", "NFKD", "Lowercase"):
         return getattr(N, kind)()
     if kind == "StripAccents":
@@ -284,6 +314,8 @@ def _pre_tokenizer(source, node, where):
     if node is None:
         return P.NoPreTokenizer()
     kind = node.get("type") if isinstance(node, dict) else None
+    if kind is not None:
+        _check_fields(source, node, where)
     simple = {"Whitespace": P.Whitespace, "WhitespaceSplit": P.WhitespaceSplit, "BertPreTokenizer": P.BertPreTokenizer}
     if kind in simple:
         return simple[kind]()

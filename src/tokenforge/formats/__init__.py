@@ -1,12 +1,13 @@
-"""Exchange formats: every file a byte-level BPE tokenizer travels in, recognised by its content.
+"""Exchange formats: every file a tokenizer travels in, recognised by its content.
 
 | format          | files                          | module          | load | save |
 | --------------- | ------------------------------ | --------------- | ---- | ---- |
 | "tokenforge"    | tokenforge's own JSON          | tokenforge.io   | yes  | yes  |
-| "huggingface"   | tokenizer.json                 | huggingface     | yes  | yes  |
+| "huggingface"   | tokenizer.json                 | huggingface (byte-level BPE), hf_families (WordPiece, char BPE, WordLevel, Unigram) | yes | yes |
 | "tiktoken"      | name.tiktoken (ranks only)     | tiktoken_bpe    | yes  | yes  |
 | "gpt2"          | encoder.json + vocab.bpe       | bpe_files       | yes  | yes  |
-| "vocab_merges"  | vocab.json + merges.txt        | bpe_files       | yes  | yes  |
+| "vocab_merges"  | vocab.json + merges.txt        | bpe_files, char_bpe_files | yes | yes |
+| "bert_vocab"    | BERT's vocab.txt (WordPiece)   | bert_vocab      | yes  | yes  |
 | "listing"       | name.vocab, for people         | listing         | no   | yes  |
 
 `tokenforge.load(path, **overrides)` reads any of them; keywords supply what a format lacks
@@ -21,18 +22,35 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import bpe_files, huggingface, listing, tiktoken_bpe
+from . import bert_vocab, bpe_files, char_bpe_files, hf_families, huggingface, listing, tiktoken_bpe
 from ._common import fail, parse_json
 
+
+def _save_huggingface(tok, path):
+    from ..tokenizer import Tokenizer
+
+    return huggingface.save(tok, path) if isinstance(tok, Tokenizer) else hf_families.save(tok, path)
+
+
+def _save_vocab_merges(tok, path):
+    from ..tokenizer import Tokenizer
+
+    if isinstance(tok, Tokenizer):
+        return bpe_files.save(tok, path, "vocab_merges")
+    return char_bpe_files.save(tok, path)
+
+
 SAVERS = {
-    "huggingface": huggingface.save,
+    "huggingface": _save_huggingface,
     "tiktoken": tiktoken_bpe.save,
     "gpt2": lambda tok, path: bpe_files.save(tok, path, "gpt2"),
-    "vocab_merges": lambda tok, path: bpe_files.save(tok, path, "vocab_merges"),
+    "vocab_merges": _save_vocab_merges,
+    "bert_vocab": bert_vocab.save,
     "listing": listing.save,
 }
-ALIASES = {"hf": "huggingface", "tokenizer.json": "huggingface", "vocab": "listing"}
+ALIASES = {"hf": "huggingface", "tokenizer.json": "huggingface", "vocab": "listing", "vocab.txt": "bert_vocab"}
 FORMATS = ("tokenforge", *SAVERS)
+BYTE_LEVEL_ONLY = ("tiktoken", "gpt2", "listing")
 
 
 def detect(path, data: bytes) -> tuple[str, object]:
@@ -40,6 +58,8 @@ def detect(path, data: bytes) -> tuple[str, object]:
     head = data.lstrip()
     if not head:
         fail(path, None, "the file is empty")
+    if head.startswith(b"[") and bert_vocab.looks_like(data):  # "[PAD]" on the first line is not JSON
+        return "bert_vocab", None
     if head.startswith((b"{", b"[")):
         obj = parse_json(data, path)
         return _detect_json(path, obj), obj
@@ -52,6 +72,8 @@ def detect(path, data: bytes) -> tuple[str, object]:
         first_text = first.decode("utf-8")
     except UnicodeDecodeError:
         fail(path, None, "not a tokenizer file: not JSON, and not UTF-8 text")
+    if bert_vocab.looks_like(data):
+        return "bert_vocab", None
     if bpe_files.looks_like_merges(first_text):
         return "merges", None
     fail(path, "line 1", f"not a tokenizer file in any known format ({', '.join(FORMATS[:-1])}); it starts with {first_text[:60]!r}")
@@ -75,7 +97,11 @@ def load_foreign(path, data: bytes, **overrides):
     path = Path(path)
     kind, obj = detect(path, data)
     if kind == "huggingface":
+        if hf_families.handles(obj):
+            return hf_families.load(path, obj, **overrides)
         return huggingface.load(path, obj, **overrides)
+    if kind == "bert_vocab":
+        return bert_vocab.load(path, data, **overrides)
     if kind == "tiktoken":
         return tiktoken_bpe.load(path, data, **overrides)
     if kind == "vocab":
@@ -87,9 +113,14 @@ def load_foreign(path, data: bytes, **overrides):
 
 def save_foreign(tok, path, format: str) -> None:
     """Writes tok in an exchange format (called by Tokenizer.save)."""
+    from ..tokenizer import Tokenizer
+
     name = ALIASES.get(format, format)
     if name not in SAVERS:
         raise ValueError(f"unknown format {format!r}; known: {', '.join(repr(f) for f in FORMATS)}")
+    if name in BYTE_LEVEL_ONLY and not isinstance(tok, Tokenizer):
+        raise ValueError(f"{name}: the format holds byte-level BPE only, not a {type(tok).__name__}; "
+                         "see the support matrix in docs/format.md")
     SAVERS[name](tok, path)
 
 

@@ -18,7 +18,7 @@ Addressing the pair (one path names both files):
 
 The files carry no split pattern: `pattern="gpt2"` unless given. Merges are applied as listed
 (Hugging Face's and GPT-2's rule), without HF's `ignore_merges`, which these files cannot say.
-Not handled: character-level BPE files (with `</w>`), whose tokens are not byte-level.
+Character-level files (with `</w>`, not byte-level) are read by char_bpe_files.py.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 
 from ..load import write_atomic
-from ._common import CHAR_TO_BYTE, build, check_every_byte, explicit_merges, fail, parse_json, to_chars
+from ._common import BYTE_TO_CHAR, CHAR_TO_BYTE, build, check_every_byte, explicit_merges, fail, parse_json, to_chars
 
 FORMATS = {"gpt2": ("encoder.json", "vocab.bpe"), "vocab_merges": ("vocab.json", "merges.txt")}
 _PAIRS = list(FORMATS.values())
@@ -108,6 +108,11 @@ def parse_merges(data: bytes, source) -> list[tuple[str, str]]:
 
 def _load(vocab_path: Path, vocab: dict, merges_path: Path, merges_data: bytes, overrides: dict):
     pairs = parse_merges(merges_data, merges_path)
+    from . import char_bpe_files
+
+    byte_level = all(BYTE_TO_CHAR[b] in vocab for b in range(256))
+    if "end_of_word" in overrides or (not byte_level and char_bpe_files.marker_of(vocab)):
+        return char_bpe_files.load(vocab_path, vocab, merges_path, pairs, lambda items: _numbered(items, merges_data), overrides)
     decodable = {s: i for s, i in vocab.items() if all(c in CHAR_TO_BYTE for c in s)}
     made = {a + b for a, b in pairs}
     special = {s: i for s, i in vocab.items() if s not in decodable or (len(s) > 1 and s not in made)}

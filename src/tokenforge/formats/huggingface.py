@@ -11,7 +11,8 @@ normalizer, pre-tokenizer or decoder type, `dropout`, `continuing_subword_prefix
 that only wrap the ids (`post_processor` adding <bos>, `truncation`, `padding`) or only affect
 decoding (`decoder`) can be left out on request: `load(path, ignore={"post_processor"})`.
 
-Not handled here: WordPiece, Unigram, character-level BPE (`end_of_word_suffix`), byte fallback.
+Not handled here: byte fallback. WordPiece, WordLevel, Unigram and BPE without ByteLevel (character-
+level, `end_of_word_suffix`) are read and written by hf_families.py (formats/__init__.py dispatches).
 Tokens are matched as HF does it, with one difference of policy, not of tokenizer: HF always turns
 added tokens in the text into their ids, tokenforge only when allowed (`allowed_special="all"`).
 """

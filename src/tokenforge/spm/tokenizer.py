@@ -152,10 +152,10 @@ class SentencePieceTokenizer:
     def save(self, path, *, format: str = "tokenforge") -> None:
         """tokenforge's own JSON file (`tokenforge.load` reads it), or format="huggingface" for a
         tokenizer.json (unigram models), or format="sentencepiece" for a `.model` file."""
-        if format == "huggingface":
-            from . import files
+        if format in ("huggingface", "hf", "tokenizer.json"):  # the strip written for Oniguruma (formats/hf_families.py)
+            from ..formats import hf_families
 
-            return files.save_hf(self, path)
+            return hf_families.save(self, path)
         if format == "sentencepiece":
             return self.save_model(path)
         from .. import io
@@ -164,10 +164,16 @@ class SentencePieceTokenizer:
 
     @classmethod
     def from_huggingface(cls, path) -> "SentencePieceTokenizer":
-        """Loads a Hugging Face tokenizer.json with a Unigram model."""
-        from . import files
+        """Loads a Hugging Face tokenizer.json with a Unigram model (checked by formats/hf_families.py)."""
+        from pathlib import Path
 
-        return files.load_hf(path)
+        from ..formats import _common, hf_families
+
+        path = Path(path)
+        obj = _common.parse_json(path.read_bytes(), path)
+        if not (isinstance(obj, dict) and isinstance(obj.get("model"), dict) and obj["model"].get("type") == "Unigram"):
+            raise ValueError(f"{path}: model: not a Unigram model")
+        return hf_families.load(path, obj)
 
     # ---- vocabulary ------------------------------------------------------------------------------
 

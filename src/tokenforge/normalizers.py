@@ -87,16 +87,12 @@ def _nfd_as_hf(text: str) -> str:
     return "".join(out)
 
 
-class Normalizer:
-    """Base of the normalizers: a callable str -> str with a JSON description."""
+class Stage:
+    """What every pipeline stage has: a `kind`, a JSON description (to_dict; subclasses with options
+    extend it), equality by that description, and a repr made from it. (Also the base of
+    pre_tokenizers.PreTokenizer.)"""
 
     kind = ""
-
-    def __call__(self, text: str) -> str:
-        return self.normalize(text)
-
-    def normalize(self, text: str) -> str:  # pragma: no cover - every subclass defines it
-        raise NotImplementedError
 
     def to_dict(self) -> dict:
         return {"type": self.kind}
@@ -107,6 +103,17 @@ class Normalizer:
     def __repr__(self) -> str:
         args = {k: v for k, v in self.to_dict().items() if k != "type"}
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
+
+
+class Normalizer(Stage):
+    """Base of the normalizers: a callable str -> str with a JSON description."""
+
+    def __call__(self, text: str) -> str:
+        return self.normalize(text)
+
+    def normalize(self, text: str) -> str:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
 
 
 class _Unicode(Normalizer):

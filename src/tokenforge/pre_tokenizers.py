@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from . import _core, _hf_unicode
-from .normalizers import char_class
+from .normalizers import Stage, char_class
 
 # The native splitter (cpp/pre_split.h) gets HF's classes once; Whitespace, WhitespaceSplit,
 # BertPreTokenizer and Punctuation then split in C++ (`native` is their number there). The regexes
@@ -41,10 +41,8 @@ _NOT_PUNCT_OR_SPACE = char_class(_hf_unicode.PUNCT + _hf_unicode.SPACE, negate=T
 _NOT_PUNCT = char_class(_hf_unicode.PUNCT, negate=True)
 
 
-class PreTokenizer:
+class PreTokenizer(Stage):
     """Base: split(text) -> list of pieces, to_dict() for the file format."""
-
-    kind = ""
     native: int | None = None
     _re: re.Pattern
 
@@ -63,15 +61,6 @@ class PreTokenizer:
     def __call__(self, text: str) -> list[str]:
         return self.split(text)
 
-    def to_dict(self) -> dict:
-        return {"type": self.kind}
-
-    def __eq__(self, other) -> bool:
-        return type(self) is type(other) and self.to_dict() == other.to_dict()
-
-    def __repr__(self) -> str:
-        args = {k: v for k, v in self.to_dict().items() if k != "type"}
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
 
 
 class Whitespace(PreTokenizer):

@@ -79,3 +79,22 @@ def explicit_merges(tok) -> tuple[list[tuple[bytes, bytes]], bool]:
     (ranks, no merges) gets the merges its ranks imply; it keeps a piece that is a token whole."""
     state = tok._state()
     return (tok.merges if state["merges"] is None else state["merges"]), state["ignore_merges"]
+
+
+# The top-level fields of a Hugging Face tokenizer.json.
+HF_TOP_KEYS = {"version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "post_processor",
+               "decoder", "model"}
+
+
+def check_hf_envelope(source, obj: dict, ignore) -> None:
+    """The checks every tokenizer.json import makes first: version, unknown top-level fields, and
+    truncation/padding (which change ids) unless the caller chose to ignore them."""
+    if obj.get("version") != "1.0":
+        fail(source, "version", f"unsupported tokenizer.json version {obj.get('version')!r} (tokenforge reads '1.0')")
+    for key in obj:
+        if key not in HF_TOP_KEYS:
+            fail(source, key, "unknown field (tokenforge cannot tell whether it changes the ids)")
+    for key in ("truncation", "padding"):
+        if obj.get(key) is not None and key not in ignore:
+            fail(source, key, f"{key} changes the ids of long or batched texts, which tokenforge does not do; "
+                              f"load with ignore={{{key!r}}} to leave it out")

@@ -35,10 +35,9 @@ import json
 import regex
 
 from ..load import write_atomic
-from ._common import fail
+from ._common import check_hf_envelope, fail
 
 IGNORABLE = ("post_processor", "truncation", "padding", "decoder")
-_TOP_KEYS = {"version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "post_processor", "decoder", "model"}
 _MODEL_KEYS = {
     "WordPiece": {"type", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"},
     "BPE": {"type", "dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk",
@@ -91,14 +90,7 @@ def _load(path, obj, **overrides):
     if overrides:
         raise ValueError(f"{source}: a {kind} tokenizer.json takes no overrides ({', '.join(overrides)}); "
                          "only ignore= (the file says everything else)")
-    if obj.get("version") != "1.0":
-        fail(source, "version", f"unsupported tokenizer.json version {obj.get('version')!r} (tokenforge reads '1.0')")
-    for key in obj:
-        if key not in _TOP_KEYS:
-            fail(source, key, "unknown field (tokenforge cannot tell whether it changes the ids)")
-    for key in ("truncation", "padding"):
-        if obj.get(key) is not None and key not in ignore:
-            fail(source, key, f"{key} changes the ids of long or batched texts; load with ignore={{{key!r}}} to leave it out")
+    check_hf_envelope(source, obj, ignore)
     for key in model:
         if key not in _MODEL_KEYS[kind]:
             fail(source, f"model.{key}", f"unknown field of a {kind} model")

@@ -25,14 +25,13 @@ import regex
 
 from .. import patterns
 from ..load import write_atomic
-from ._common import CHAR_TO_BYTE, build, check_every_byte, explicit_merges, fail, from_chars, to_chars
+from ._common import CHAR_TO_BYTE, build, check_every_byte, check_hf_envelope, explicit_merges, fail, from_chars, to_chars
 
 FORMAT = "huggingface"
 
 # Parts of a file that tokenforge may leave out when asked (they never change how text maps to tokens).
 IGNORABLE = ("post_processor", "truncation", "padding", "decoder")
 
-_TOP_KEYS = {"version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "post_processor", "decoder", "model"}
 _BPE_KEYS = {"type", "dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk",
              "byte_fallback", "ignore_merges", "vocab", "merges"}
 
@@ -100,15 +99,7 @@ def load(path, obj, **overrides):
     ignore = {ignore} if isinstance(ignore, str) else set(ignore)
     if not ignore <= set(IGNORABLE):
         raise ValueError(f"ignore= may name {', '.join(IGNORABLE)}; not {sorted(ignore - set(IGNORABLE))}")
-    if obj.get("version") != "1.0":
-        fail(source, "version", f"unsupported tokenizer.json version {obj.get('version')!r} (tokenforge reads '1.0')")
-    for key in obj:
-        if key not in _TOP_KEYS:
-            fail(source, key, "unknown field (tokenforge cannot tell whether it changes the ids)")
-    for key in ("truncation", "padding"):
-        if obj.get(key) is not None and key not in ignore:
-            fail(source, key, f"{key} changes the ids of long or batched texts, which tokenforge does not do; "
-                              f"load with ignore={{{key!r}}} to leave it out")
+    check_hf_envelope(source, obj, ignore)
     model = obj.get("model")
     if not isinstance(model, dict):
         fail(source, "model", "missing or not an object")

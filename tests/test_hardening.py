@@ -617,6 +617,16 @@ def test_huge_sparse_ids_cost_no_memory():
             tok.decode([bad])
 
 
+def test_id_two_to_the_32_minus_one_is_refused():
+    """2**32 - 1 is the native core's "no token" marker: a byte token with that id (a vocab.json found
+    by fuzz_load) was treated as deleted by the merge loop, and "\n" no longer round-tripped."""
+    ranks = {bytes([i]): i for i in range(256)} | {b"\n": 2**32 - 1}
+    with pytest.raises(ValueError, match="below 2\\*\\*32 - 1"):
+        tokenforge.Tokenizer.from_ranks(ranks, pattern="gpt2")
+    ok = tokenforge.Tokenizer.from_ranks({bytes([i]): i for i in range(256)} | {b"\n": 2**32 - 2}, pattern="gpt2")
+    assert ok.decode(ok.encode("a\n\n" * 100)) == "a\n\n" * 100
+
+
 def test_bool_ids_are_refused(tmp_path):
     ranks = {bytes([i]): i + 1 for i in range(255)}
     with pytest.raises(TypeError, match="bool"):

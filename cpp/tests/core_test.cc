@@ -100,6 +100,10 @@ static void test_bad_model() {
   std::vector<std::pair<uint32_t, std::string>> tokens = {{0, "a"}};
   CHECK(BytePairModel::create(tokens, {}, true, &error) == nullptr);
   CHECK(error.find("byte") != std::string::npos);
+  std::vector<std::pair<uint32_t, std::string>> all;
+  for (int b = 0; b < 256; ++b) all.emplace_back(b == 10 ? 0xFFFFFFFFu : uint32_t(b), std::string(1, char(b)));
+  CHECK(BytePairModel::create(all, {}, true, &error) == nullptr);  // 2^32 - 1 is the "no token" marker
+  CHECK(error.find("reserved") != std::string::npos);
 }
 
 // Huge, sparse ids (a special token at 2^32 - 2) are decoded through the sparse table; memory does

@@ -153,6 +153,9 @@ class Tokenizer:
         # conversion (TypeError / OverflowError, rephrased in __init__); here the rest.
         if any(isinstance(i, bool) for i in self._mergeable_ranks.values()):  # an int to the native conversion
             raise TypeError("mergeable_ranks must map bytes to int ids in [0, 2**32 - 1), not bool")
+        top = max(self._mergeable_ranks.values(), default=0)
+        if isinstance(top, int) and top >= 2**32 - 1:  # 2**32 - 1 marks "no token" in the native core
+            raise ValueError(f"mergeable token ids must be below 2**32 - 1, got {top}")
         if len(set(self._mergeable_ranks.values())) != len(self._mergeable_ranks):
             raise ValueError("two mergeable tokens have the same id")
         for s, i in self._special_tokens.items():

@@ -54,7 +54,7 @@ CASES = [
     ("repeated '\\n'", "cl100k; round trip", 2_500_000, "'\\n' * n", "encode_ordinary"),
     ("repeated NUL", "cl100k; round trip", 2_500_000, "'\\x00' * n", "encode_ordinary"),
     ("repeated '1'", "cl100k, digits in groups of 3; round trip", 2_500_000, "'1' * n", "encode_ordinary"),
-    ("repeated emoji", "cl100k, 4-byte characters; round trip", 2_500_000, "'😀' * n", "encode_ordinary"),
+    ("repeated emoji", "cl100k, 4-byte characters, one piece; round trip", 1_000_000, "'😀' * n", "encode_ordinary"),
     ("combining marks", "cl100k, 'e' + n x U+0301; round trip", 250_000, "'e' + '\\u0301' * n", "encode_ordinary"),
     ("lone surrogates", "cl100k, 'a\\ud800' x n/2 (replaced as tiktoken does)", 2_500_000, "'a\\ud800' * (n // 2)", "encode_ordinary:surrogates"),
     ("special tokens, allowed", "cl100k, '<|endoftext|>' x n/13: every id is 100257", 2_500_000,

@@ -63,3 +63,35 @@ def test_fuzz_for_a_bounded_time(tmp_path, target):
         f"{target} failed (exit {proc.returncode}); inputs kept in {artifacts}: {found}\n{proc.stderr[-6000:]}")
     runs = [line for line in proc.stderr.splitlines() if line.startswith("stat::number_of_executed_units")]
     assert runs and int(runs[0].split(":")[-1]) > 0, proc.stderr[-2000:]
+
+
+def _flip(seed: bytes, edits: list) -> bytes:
+    data = bytearray(seed)
+    for pos, value in edits:
+        if data:
+            data[pos % len(data)] = value
+    return bytes(data)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_targets_on_hypothesis_inputs(target):
+    """The same targets driven by hypothesis (runs where atheris is not installed too): arbitrary
+    bytes, and seed files with bytes changed (structure-aware inputs for fuzz_load start at 0x80)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    import _common
+
+    module = importlib.import_module(target)
+    seeds = _common.seed_inputs() if target == "fuzz_load" else [b"\x00\x01\x00\x07Hello <|endoftext|> \xed\xa0\x80"]
+    inputs = st.one_of(
+        st.binary(max_size=600),
+        st.builds(_flip, st.sampled_from(seeds), st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), max_size=6)),
+    )
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(data=inputs)
+    def run(data):
+        module.TestOneInput(data)
+
+    run()

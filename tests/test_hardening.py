@@ -659,3 +659,19 @@ def test_bad_pattern_fails_at_load_not_at_first_encode(tmp_path, kinds):
         tokenforge.load(tmp_path / "t.json")
     with pytest.raises(ValueError, match="does not compile"):
         tokenforge.Encoding("bad", pat_str="(", mergeable_ranks=tok._state()["mergeable_ranks"], special_tokens={})
+
+
+def test_custom_pattern_with_capture_groups(tiktoken_module):
+    """Pieces are whole matches, whatever groups the pattern has (found by fuzz_load: findall gave
+    tuples with two groups, and with one group only the group, silently dropping the rest)."""
+    ranks = {bytes([i]): i for i in range(256)} | {b"ab": 256}
+    pat = r"(a)b|(\s)+|[^\s]"
+    tok = tokenforge.Tokenizer.from_ranks(ranks, pattern=pat, special_tokens={"<|x|>": 300})
+    ref = tiktoken_module.Encoding("groups", pat_str=pat, mergeable_ranks=ranks, special_tokens={"<|x|>": 300})
+    for text in ["abc ab", "ab<|x|>ab  b", "xyz", ""]:
+        assert tok.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all"), text
+        assert tok.decode(tok.encode(text, allowed_special="all")) == text
+    texts = ["abab ab abc", "ba ab  ab"] * 5
+    grouped = tokenforge.train_bpe(iter(texts), 262, pattern=r"(a)(b)|\s+|[^\s]+", verbose=False)
+    plain = tokenforge.train_bpe(iter(texts), 262, pattern=r"(?:a)(?:b)|\s+|[^\s]+", verbose=False)
+    assert grouped._state()["mergeable_ranks"] == plain._state()["mergeable_ranks"]

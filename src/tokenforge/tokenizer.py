@@ -371,11 +371,13 @@ class Tokenizer:
         start = 0
         if special_re is not None:
             for m in special_re.finditer(text):
-                pieces = [p.encode("utf-8") for p in split.findall(text, start, m.start())]
+                pieces = [p.group().encode("utf-8") for p in split.finditer(text, start, m.start())]
                 ids += self._core.encode_pieces(pieces)
                 ids.append(self._special_tokens[m.group()])
                 start = m.end()
-        ids += self._core.encode_pieces([p.encode("utf-8") for p in split.findall(text[start:])])
+        # finditer, not findall: with capture groups in the pattern, findall gives the groups (tuples,
+        # or only part of each piece), not the pieces.
+        ids += self._core.encode_pieces([p.group().encode("utf-8") for p in split.finditer(text[start:])])
         return ids
 
     def _regexes(self, allowed: bytes):

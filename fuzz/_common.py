@@ -63,8 +63,6 @@ def small_tokenizers() -> dict[str, tokenforge.Tokenizer]:
 @functools.lru_cache(maxsize=None)
 def cl100k() -> tokenforge.Tokenizer:
     """cl100k_base from the shared vocabulary folder (no network)."""
-    from tokenforge.registry import get_encoding  # noqa: F401  (the special tokens below are cl100k's)
-
     path = SHARED / "vocab" / "cl100k_base.tiktoken"
     special = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
                "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}

@@ -81,7 +81,6 @@ words = " ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyzéß中") for _ i
 text = eval(make, {"n": n, "line": line, "words": words})
 tok = _common.cl100k()
 if op.endswith(":o200k"):
-    from tokenforge.registry import get_encoding
     tok = tokenforge.load(_common.SHARED / "vocab" / "o200k_base.tiktoken", pattern="o200k",
                           special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018})
 def rss_mb():

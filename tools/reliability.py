@@ -373,6 +373,8 @@ def report(sections: dict, args, started: float) -> str:
             "huge piece (the repeated-character rows) is merged with a heap over the piece, O(n log n), and its "
             "arrays (about 20 bytes per byte of the piece) leave the CPU caches at these sizes; and a scan that "
             "takes under a millisecond at n (the disallowed-token row) runs from cache at n and from memory at 4n. "
+            "The train_bpe row trains on random words, so the number of distinct pieces (what the merge loop "
+            "works on) grows with n too, and its timing varies most between runs. "
             "No row checks a time limit: a wrong result is what fails.",
             "",
             "| input | what is checked | n | time at n | time at 4n | growth | extra memory at n | at 4n | growth | result |",

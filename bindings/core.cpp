@@ -142,8 +142,12 @@ struct PyEncoder {
     PieceScanner scanner = pattern < 0 ? nullptr : scanner_for(SplitPattern(pattern));
     uint32_t max_id = 0;
     for (const auto& t : decoder) max_id = std::max(max_id, t.first);
+    size_t num_tokens = decoder.size();
     enc = std::make_unique<Encoder>(std::move(model), scanner, std::move(sp), std::move(decoder));
-    ints = std::make_unique<IntCache>(max_id + 1);
+    // Cached ints for the dense range of ids only: a few huge ids must not cost an int per id below
+    // them (to_list makes ids beyond the cache on demand).
+    size_t cached = std::min(size_t(max_id) + 1, Encoder::dense_limit(num_tokens));
+    ints = std::make_unique<IntCache>(uint32_t(cached));
   }
 
   nb::list to_list(const std::vector<uint32_t>& ids) const { return ints->to_list(ids); }

@@ -47,6 +47,10 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
       *error = "token " + std::to_string(t.first) + " has no bytes";
       return nullptr;
     }
+    if (t.first == kNoRank) {  // the merge loops' "no merge" / "gone" marker
+      *error = "token id " + std::to_string(t.first) + " is reserved (ids must be below 2^32 - 1)";
+      return nullptr;
+    }
     offsets.push_back(m->arena_.size());
     m->arena_ += t.second;
   }

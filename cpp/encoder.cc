@@ -12,7 +12,7 @@ Encoder::Encoder(std::unique_ptr<BytePairModel> model, PieceScanner scanner, std
   // Stable, so that of several entries for one id the first given wins (o200k_harmony names
   // 200018 both <|endofprompt|> and <|reserved_200018|>; tiktoken decodes the first).
   std::stable_sort(decoder.begin(), decoder.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  size_t size = decoder.empty() ? 0 : size_t(max_id) + 1;
+  size_t size = decoder.empty() ? 0 : std::min(size_t(max_id) + 1, dense_limit(decoder.size()));
   decode_offset_.assign(size + 1, 0);
   decode_present_.assign(size, 0);
   size_t next = 0;
@@ -25,7 +25,15 @@ Encoder::Encoder(std::unique_ptr<BytePairModel> model, PieceScanner scanner, std
     }
   }
   decode_offset_[size] = decode_arena_.size();
+  while (next < decoder.size()) {  // ids >= size, sorted
+    uint32_t id = decoder[next].first;
+    decode_sparse_.push_back({id, decode_arena_.size(), decoder[next].second.size()});
+    decode_arena_ += decoder[next].second;
+    while (next < decoder.size() && decoder[next].first == id) ++next;
+  }
 }
+
+size_t Encoder::dense_limit(size_t num_tokens) { return 2 * num_tokens + 1024; }
 
 void Encoder::encode_ordinary(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
   for_each_piece(scanner_, s, n, [&](size_t b, size_t e) { model_->encode_piece(s + b, e - b, out); });
@@ -49,9 +57,17 @@ void Encoder::split(const uint8_t* s, size_t n, std::vector<size_t>& ends) const
 }
 
 bool Encoder::token_bytes(uint32_t id, const char** p, size_t* len) const {
-  if (id >= decode_present_.size() || !decode_present_[id]) return false;
-  *p = decode_arena_.data() + decode_offset_[id];
-  *len = decode_offset_[id + 1] - decode_offset_[id];
+  if (id < dense_ids()) {
+    if (!decode_present_[id]) return false;
+    *p = decode_arena_.data() + decode_offset_[id];
+    *len = decode_offset_[id + 1] - decode_offset_[id];
+    return true;
+  }
+  auto it = std::lower_bound(decode_sparse_.begin(), decode_sparse_.end(), id,
+                             [](const SparseEntry& e, uint32_t x) { return e.id < x; });
+  if (it == decode_sparse_.end() || it->id != id) return false;
+  *p = decode_arena_.data() + it->start;
+  *len = it->len;
   return true;
 }
 

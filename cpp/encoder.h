@@ -41,15 +41,27 @@ class Encoder {
   bool decode(const uint32_t* ids, size_t n, std::string& out, size_t* bad) const;
   bool token_bytes(uint32_t id, const char** p, size_t* len) const;
   const BytePairModel& model() const { return *model_; }
+  // The largest dense decoding table for num_tokens tokens (ids above it are looked up sparsely).
+  static size_t dense_limit(size_t num_tokens);
 
  private:
   std::unique_ptr<BytePairModel> model_;
   PieceScanner scanner_;
   std::vector<SpecialToken> specials_;
   SpecialMatcher matcher_;
+  // Ids below dense_ids() index decode_offset_ directly (start in the arena; the end is the next
+  // entry). The dense range is bounded by the number of tokens, not by the largest id, so a
+  // vocabulary with a few huge ids (a special token at 4e9) costs memory for its tokens only;
+  // ids above it are in decode_sparse_, sorted, found by binary search.
+  struct SparseEntry {
+    uint32_t id;
+    uint64_t start, len;
+  };
+  size_t dense_ids() const { return decode_present_.size(); }
   std::string decode_arena_;
-  std::vector<uint64_t> decode_offset_;  // id -> start in arena; end is the next entry
+  std::vector<uint64_t> decode_offset_;
   std::vector<char> decode_present_;
+  std::vector<SparseEntry> decode_sparse_;
 };
 
 }  // namespace tokenforge

@@ -93,10 +93,42 @@ static void test_bad_model() {
   std::vector<std::pair<uint32_t, std::string>> tokens = {{0, "a"}};
   CHECK(BytePairModel::create(tokens, {}, true, &error) == nullptr);
   CHECK(error.find("byte") != std::string::npos);
+  std::vector<std::pair<uint32_t, std::string>> all;
+  for (int b = 0; b < 256; ++b) all.emplace_back(b == 10 ? 0xFFFFFFFFu : uint32_t(b), std::string(1, char(b)));
+  CHECK(BytePairModel::create(all, {}, true, &error) == nullptr);  // 2^32 - 1 is the "no token" marker
+  CHECK(error.find("reserved") != std::string::npos);
+}
+
+// Huge, sparse ids (a special token at 2^32 - 2) are decoded through the sparse table; memory does
+// not grow with the largest id. Of two entries for one id the first wins, dense or sparse.
+static void test_sparse_ids() {
+  std::vector<std::pair<uint32_t, std::string>> tokens;
+  for (int b = 0; b < 256; ++b) tokens.emplace_back(b, std::string(1, char(b)));
+  tokens.emplace_back(3000000000u, "ab");
+  std::string error;
+  auto model = BytePairModel::create(tokens, {}, true, &error);
+  CHECK(model != nullptr);
+  std::vector<SpecialToken> specials = {{"<|x|>", 4294967294u}, {"<|y|>", 5000}, {"<|z|>", 4294967294u}};
+  auto decoder = tokens;
+  for (const auto& s : specials) decoder.emplace_back(s.id, s.bytes);
+  Encoder enc(std::move(model), scanner_for(SplitPattern::kGpt2), specials, decoder);
+  uint32_t ids[] = {'a', 3000000000u, 4294967294u, 5000, 300};
+  std::string out;
+  size_t bad = 0;
+  CHECK(!enc.decode(ids, 5, out, &bad) && bad == 4);
+  out.clear();
+  CHECK(enc.decode(ids, 4, out, &bad) && out == "aab<|x|><|y|>");
+  uint32_t missing[] = {2999999999u, 4294967293u, 4294967295u};
+  for (uint32_t id : missing) CHECK(!enc.decode(&id, 1, out, &bad));
+  std::vector<uint32_t> enc_out;
+  std::string text = "abab";
+  enc.encode_ordinary(reinterpret_cast<const uint8_t*>(text.data()), text.size(), enc_out);
+  CHECK((enc_out == std::vector<uint32_t>{3000000000u, 3000000000u}));
 }
 
 int main() {
   test_scanners();
+  test_sparse_ids();
   test_scanners_on_arbitrary_bytes();
   test_bpe_and_specials();
   test_bad_model();

@@ -128,7 +128,7 @@ def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
             b = base64.b64decode(b64, validate=True)
         except Exception:
             fail(f"vocab[{n}]", f"expected [id, base64 bytes], got {entry!r:.80}")
-        if not isinstance(i, int) or i < 0:
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
             fail(f"vocab[{n}]", f"invalid id {i!r}")
         if i in by_id:
             fail(f"vocab[{n}]", f"duplicate id {i}")
@@ -138,9 +138,11 @@ def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
         by_id[i] = b
     merges = obj.get("merges")
     if merges is not None:
+        if not isinstance(merges, list):
+            fail("merges", "not a list (or null)")
         pairs = []
         for n, m in enumerate(merges):
-            if not (isinstance(m, list) and len(m) == 2 and all(isinstance(x, int) for x in m)):
+            if not (isinstance(m, list) and len(m) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in m)):
                 fail(f"merges[{n}]", f"expected [left id, right id], got {m!r:.80}")
             if m[0] not in by_id or m[1] not in by_id:
                 fail(f"merges[{n}]", f"id {m[0] if m[0] not in by_id else m[1]} is not in the vocabulary")

@@ -62,7 +62,7 @@ def bpe_piece_with_merges(merges: dict[tuple[bytes, bytes], int], piece: bytes) 
 
 
 def split(text: str, pattern: str) -> list[str]:
-    return regex.findall(pattern, text)
+    return [m.group() for m in regex.finditer(pattern, text)]  # whole matches, as tiktoken (not groups)
 
 
 def encode(text: str, ranks: dict[bytes, int], pattern: str) -> list[int]:

@@ -90,6 +90,13 @@ class Tokenizer:
             raise TypeError("mergeable_ranks must map bytes to int ids in [0, 2**32 - 1)") from None
         self._lock = threading.Lock()
         self._regex_cache = None
+        if self._native_pattern < 0:  # a custom regex: a file's bad pattern fails here, not at the first encode
+            import regex
+
+            try:
+                self._regex_cache = (regex.compile(self._pat_str), {})
+            except regex.error as e:
+                raise ValueError(f"the split pattern {self._pat_str[:80]!r} does not compile: {e}") from None
 
     # ----------------------------------------------------------------------------------------------
     # Construction
@@ -144,12 +151,17 @@ class Tokenizer:
     def _validate(self) -> None:
         # Types and id ranges of mergeable tokens are checked by the native constructor's
         # conversion (TypeError / OverflowError, rephrased in __init__); here the rest.
+        if any(isinstance(i, bool) for i in self._mergeable_ranks.values()):  # an int to the native conversion
+            raise TypeError("mergeable_ranks must map bytes to int ids in [0, 2**32 - 1), not bool")
+        top = max(self._mergeable_ranks.values(), default=0)
+        if isinstance(top, int) and top >= 2**32 - 1:  # 2**32 - 1 marks "no token" in the native core
+            raise ValueError(f"mergeable token ids must be below 2**32 - 1, got {top}")
         if len(set(self._mergeable_ranks.values())) != len(self._mergeable_ranks):
             raise ValueError("two mergeable tokens have the same id")
         for s, i in self._special_tokens.items():
             if not isinstance(s, str) or not s:
                 raise TypeError(f"special tokens must be non-empty str, got {s!r}")
-            if not isinstance(i, int) or not 0 <= i < 2**32 - 1:
+            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32 - 1:
                 raise ValueError(f"special token {s!r} has an invalid id {i!r}")
         # Two special tokens may share an id (tiktoken's o200k_harmony does); decoding gives the
         # first one.
@@ -359,11 +371,13 @@ class Tokenizer:
         start = 0
         if special_re is not None:
             for m in special_re.finditer(text):
-                pieces = [p.encode("utf-8") for p in split.findall(text, start, m.start())]
+                pieces = [p.group().encode("utf-8") for p in split.finditer(text, start, m.start())]
                 ids += self._core.encode_pieces(pieces)
                 ids.append(self._special_tokens[m.group()])
                 start = m.end()
-        ids += self._core.encode_pieces([p.encode("utf-8") for p in split.findall(text[start:])])
+        # finditer, not findall: with capture groups in the pattern, findall gives the groups (tuples,
+        # or only part of each piece), not the pieces.
+        ids += self._core.encode_pieces([p.group().encode("utf-8") for p in split.finditer(text[start:])])
         return ids
 
     def _regexes(self, allowed: bytes):

@@ -391,7 +391,7 @@ class _Counting:
     def _count_str(self, text: str) -> None:
         stretches = self.special_re.split(text) if self.special_re is not None else [text]
         for stretch in stretches:
-            self.table.update(self.split.findall(stretch))
+            self.table.update(m.group() for m in self.split.finditer(stretch))  # whole matches, whatever the groups
 
     def finish(self):
         if not self.native:

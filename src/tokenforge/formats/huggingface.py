@@ -150,6 +150,12 @@ def load(path, obj, **overrides):
     return build(source, kwargs, overrides)
 
 
+def _list(source, node, where: str) -> list:
+    if not isinstance(node, list):
+        fail(source, where, f"expected a list, got {type(node).__name__}")
+    return node
+
+
 def _check_model(source, model: dict) -> None:
     if model.get("type", "BPE") != "BPE":
         fail(source, "model.type", f"{model.get('type')!r} is not supported (tokenforge reads byte-level BPE)")
@@ -204,7 +210,8 @@ def _normalizer(source, node, where: str) -> str | None:
     if kind in ("NFC", "NFD", "NFKC", "NFKD"):
         return kind
     if kind == "Sequence":
-        forms = [_normalizer(source, n, f"{where}.normalizers[{i}]") for i, n in enumerate(node.get("normalizers") or [])]
+        forms = [_normalizer(source, n, f"{where}.normalizers[{i}]")
+                 for i, n in enumerate(_list(source, node.get("normalizers") or [], f"{where}.normalizers"))]
         forms = [f for f in forms if f]
         if not forms:
             return None
@@ -229,7 +236,7 @@ def _pre_tokenizer(source, node, where: str = "pre_tokenizer") -> str:
         _byte_level(source, node, where, use_regex=True)
         return patterns.GPT2_ORIGINAL  # the regex ByteLevel uses; the native GPT-2 scanner runs it
     if kind == "Sequence":
-        steps = node.get("pretokenizers") or []
+        steps = _list(source, node.get("pretokenizers") or [], f"{where}.pretokenizers")
         if len(steps) == 1:
             return _pre_tokenizer(source, steps[0], f"{where}.pretokenizers[0]")
         if len(steps) == 2 and isinstance(steps[0], dict) and steps[0].get("type") == "Split":
@@ -275,11 +282,17 @@ def _check_post_processor(source, node, where: str) -> None:
     if node is None or kind == "ByteLevel":  # ByteLevel only adjusts offsets
         return
     if kind == "Sequence":
-        for i, n in enumerate(node.get("processors") or []):
+        for i, n in enumerate(_list(source, node.get("processors") or [], f"{where}.processors")):
             _check_post_processor(source, n, f"{where}.processors[{i}]")
         return
     if kind == "TemplateProcessing":
-        added = [next(iter(p.values()))["id"] for p in node.get("single") or [] if "SpecialToken" in p]
+        single = _list(source, node.get("single") or [], f"{where}.single")
+        added = []
+        for i, piece in enumerate(single):
+            if not (isinstance(piece, dict) and len(piece) == 1 and isinstance(next(iter(piece.values())), dict)):
+                fail(source, f"{where}.single[{i}]", f"expected {{'Sequence' or 'SpecialToken': {{...}}}}, got {piece!r:.80}")
+            if "SpecialToken" in piece:
+                added.append(piece["SpecialToken"].get("id"))
         if not added:
             return  # a template that adds nothing to a single text
         fail(source, where, f"TemplateProcessing adds {added} around every text, which tokenforge does not do; "
@@ -293,7 +306,7 @@ def _check_decoder(source, node, where: str) -> None:
     if kind == "ByteLevel":
         return
     if kind == "Sequence" and node.get("decoders"):
-        for i, n in enumerate(node["decoders"]):
+        for i, n in enumerate(_list(source, node["decoders"], f"{where}.decoders")):
             _check_decoder(source, n, f"{where}.decoders[{i}]")
         return
     fail(source, where, f"decoder {kind!r} is not supported: tokenforge decodes byte-level tokens to their bytes, "

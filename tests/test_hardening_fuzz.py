@@ -1,0 +1,97 @@
+"""The fuzz targets in fuzz/: every saved crashing input replays cleanly, and each target runs under
+atheris (coverage-guided, libFuzzer) for a bounded time without a crash, a hang or an undocumented
+exception. About 8 s per target; FUZZ_SECONDS changes it (tools/reliability.py runs them longer).
+"""
+
+import importlib
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+FUZZ = ROOT / "fuzz"
+REGRESSIONS = ROOT / "tests" / "regressions"
+TARGETS = ["fuzz_load", "fuzz_encode", "fuzz_decode"]
+SECONDS = int(os.environ.get("FUZZ_SECONDS", "8"))
+
+sys.path.insert(0, str(FUZZ))
+
+
+def _regressions():
+    return [(t, p) for t in TARGETS for p in sorted((REGRESSIONS / t).glob("*")) if p.is_file()]
+
+
+@pytest.mark.parametrize("target,path", _regressions(), ids=[f"{t}/{p.name}" for t, p in _regressions()])
+def test_saved_crashes_replay_cleanly(target, path):
+    module = importlib.import_module(target)
+    module.TestOneInput(path.read_bytes())
+
+
+def _seeds(target: str, folder: pathlib.Path) -> None:
+    import _common
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if target == "fuzz_load":
+        _common.write_corpus(folder)
+    elif target == "fuzz_encode":
+        texts = ["Hello world <|endoftext|> don't 123", "\ud800x", "<|endoftext", "e\u0301\u0301 中 😀\n\n  ", "\x00" * 5]
+        for n, t in enumerate(texts):
+            for tok in range(0, 8, 3):
+                (folder / f"seed-{n}-{tok}").write_bytes(bytes([tok, n % 5, 0, 7]) + t.encode("utf-8", "surrogatepass"))
+    else:
+        (folder / "seed").write_bytes(bytes([1]) + b"".join(bytes([k]) + (300 + k).to_bytes(4, "little") for k in range(8)))
+    for p in (REGRESSIONS / target).glob("*"):
+        (folder / f"regression-{p.name}").write_bytes(p.read_bytes())
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_fuzz_for_a_bounded_time(tmp_path, target):
+    pytest.importorskip("atheris")
+    corpus = tmp_path / "corpus"
+    _seeds(target, corpus)
+    artifacts = tmp_path / "artifacts"
+    artifacts.mkdir()
+    cmd = [sys.executable, str(FUZZ / f"{target}.py"), f"-max_total_time={SECONDS}", "-timeout=20",
+           "-rss_limit_mb=3072", f"-artifact_prefix={artifacts}/", "-print_final_stats=1", str(corpus)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SECONDS + 120,
+                          env={**os.environ, "PYTHONHASHSEED": "0"})
+    found = sorted(p.name for p in artifacts.iterdir())
+    assert proc.returncode == 0 and not found, (
+        f"{target} failed (exit {proc.returncode}); inputs kept in {artifacts}: {found}\n{proc.stderr[-6000:]}")
+    runs = [line for line in proc.stderr.splitlines() if line.startswith("stat::number_of_executed_units")]
+    assert runs and int(runs[0].split(":")[-1]) > 0, proc.stderr[-2000:]
+
+
+def _flip(seed: bytes, edits: list) -> bytes:
+    data = bytearray(seed)
+    for pos, value in edits:
+        if data:
+            data[pos % len(data)] = value
+    return bytes(data)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_targets_on_hypothesis_inputs(target):
+    """The same targets driven by hypothesis (runs where atheris is not installed too): arbitrary
+    bytes, and seed files with bytes changed (structure-aware inputs for fuzz_load start at 0x80)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    import _common
+
+    module = importlib.import_module(target)
+    seeds = _common.seed_inputs() if target == "fuzz_load" else [b"\x00\x01\x00\x07Hello <|endoftext|> \xed\xa0\x80"]
+    inputs = st.one_of(
+        st.binary(max_size=600),
+        st.builds(_flip, st.sampled_from(seeds), st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), max_size=6)),
+    )
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(data=inputs)
+    def run(data):
+        module.TestOneInput(data)
+
+    run()

@@ -194,7 +194,11 @@ struct PyEncoder {
     std::vector<std::vector<uint32_t>> results(views.size());
     {
       nb::gil_scoped_release release;
-      parallel_for(views.size(), num_threads, [&](size_t i) { encode_into(views[i], mask, results[i]); });
+      parallel_for(views.size(), num_threads, [&](size_t i) {
+        std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
+        encode_into(views[i], mask, ids);
+        results[i] = std::move(ids);
+      });
     }
     nb::list out;
     for (const auto& r : results) out.append(to_list(r));
@@ -215,8 +219,10 @@ struct PyEncoder {
     {
       nb::gil_scoped_release release;
       parallel_for(views.size(), num_threads, [&](size_t i) {
-        enc->encode_ordinary(bytes_of(views[i]), views[i].size(), results[i]);
-        if (suffix[i] >= 0) results[i].push_back(uint32_t(suffix[i]));
+        std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
+        enc->encode_ordinary(bytes_of(views[i]), views[i].size(), ids);
+        if (suffix[i] >= 0) ids.push_back(uint32_t(suffix[i]));
+        results[i] = std::move(ids);
       });
       size_t total = 0;
       for (size_t i = 0; i < results.size(); ++i) total += (counts[i] = results[i].size());
@@ -582,8 +588,11 @@ struct PySentencePieceModel {
     std::vector<std::vector<uint32_t>> results(views.size());
     {
       nb::gil_scoped_release release;
-      parallel_for(views.size(), num_threads,
-                   [&](size_t i) { model->encode(bytes_of(views[i]), views[i].size(), results[i]); });
+      parallel_for(views.size(), num_threads, [&](size_t i) {
+        std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
+        model->encode(bytes_of(views[i]), views[i].size(), ids);
+        results[i] = std::move(ids);
+      });
     }
     nb::list out;
     for (const auto& r : results) out.append(ints()->to_list(r));

@@ -21,32 +21,11 @@ import argparse
 import io
 import os
 import pathlib
-import subprocess
 import sys
-import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-
-
-def corpus(mb: int) -> str:
-    path = pathlib.Path(tempfile.gettempdir()) / f"tokenforge-bench-mixed-{mb}.txt"
-    if not path.exists():
-        subprocess.run([sys.executable, str(SHARED / "tools" / "make_bench_corpus.py"), str(path),
-                        "--kind", "mixed", "--mb", str(mb)], check=True, stdout=subprocess.DEVNULL)
-    return path.read_text(encoding="utf-8")
-
-
-def best_times(fns, repeat: int, clock=time.perf_counter) -> list[float]:
-    """Best time of each function, runs interleaved so that both see the same machine load."""
-    best = [float("inf")] * len(fns)
-    for _ in range(repeat):
-        for k, fn in enumerate(fns):
-            t = clock()
-            fn()
-            best[k] = min(best[k], clock() - t)
-    return best
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from bench_encode import best_times, corpus  # noqa: E402
 
 
 def main() -> None:

@@ -12,7 +12,6 @@ import os
 import pathlib
 import sys
 import tempfile
-import time
 
 import numpy as np
 

@@ -1,0 +1,100 @@
+"""A model folder as `transformers` lays it out (what `save_pretrained` writes and `from_pretrained`
+reads): the tokenizer's own file plus tokenizer_config.json, special_tokens_map.json, added_tokens.json.
+
+The tokenizer is read from the first of these that the folder holds, each recognised by content like
+any file: `tokenizer.json`; `tekken.json`; `tokenizer.model` (a sentencepiece model, or tiktoken ranks as
+Meta ships Llama 3/4); `vocab.json` + `merges.txt`; `vocab.txt`. The other files add:
+- the chat template (tokenizer_config.json "chat_template", or chat_template.jinja / chat_template.json),
+  kept as `tok.chat_template` (None when there is none) and written back by nothing else;
+- the whole tokenizer_config.json and special_tokens_map.json, kept as `tok.folder_config`
+  ({"tokenizer_config": ..., "special_tokens_map": ...}) so bos/eos/pad names are not lost;
+- added tokens (added_tokens.json, tokenizer_config.json "added_tokens_decoder") for folders without a
+  tokenizer.json, which lists its own: they become special tokens of a byte-level BPE vocab.json +
+  merges.txt; a vocab.txt folder takes `do_lower_case` from tokenizer_config.json.
+A tokenizer.json's truncation and padding are left out (transformers applies them only when a call
+asks). Keywords go to the loader of the tokenizer's file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ._common import fail, parse_json
+
+CANDIDATES = ("tokenizer.json", "tekken.json", "tokenizer.model", "vocab.json", "vocab.txt")
+
+
+def _json(path: Path):
+    if not path.is_file():
+        return None
+    obj = parse_json(path.read_bytes(), path)
+    if not isinstance(obj, dict):
+        fail(path, None, f"a JSON {type(obj).__name__}, expected an object")
+    return obj
+
+
+def chat_template_of(folder: Path, config: dict | None):
+    if config and config.get("chat_template") is not None:
+        return config["chat_template"]
+    jinja = folder / "chat_template.jinja"
+    if jinja.is_file():
+        return jinja.read_text(encoding="utf-8")
+    obj = _json(folder / "chat_template.json")
+    return obj.get("chat_template") if obj else None
+
+
+def _added_tokens(folder: Path, config: dict | None) -> dict[str, int]:
+    added: dict[str, int] = {}
+    for token, info in ((config or {}).get("added_tokens_decoder") or {}).items():
+        content = info.get("content") if isinstance(info, dict) else None
+        if not isinstance(content, str) or not str(token).isdigit():
+            fail(folder / "tokenizer_config.json", f"added_tokens_decoder[{token!r}]", "expected id -> {content: ...}")
+        added[content] = int(token)
+    extra = _json(folder / "added_tokens.json") or {}
+    for content, i in extra.items():
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            fail(folder / "added_tokens.json", f"[{content!r}]", f"invalid id {i!r}")
+        added[content] = i
+    return added
+
+
+def load(folder: Path, **overrides):
+    from . import detect
+
+    config = _json(folder / "tokenizer_config.json")
+    special_map = _json(folder / "special_tokens_map.json")
+    main = next((folder / n for n in CANDIDATES if (folder / n).is_file()), None)
+    if main is None:
+        fail(folder, None, f"a folder without a tokenizer file (looked for {', '.join(CANDIDATES)})")
+    data = main.read_bytes()
+    kind, _ = detect.sniff(main, data)
+    if kind == "vocab":
+        added = _added_tokens(folder, config)
+        if added and "special_tokens" not in overrides:
+            from . import bpe_files
+
+            vocab = parse_json(data, main)
+            # the vocabulary's own special entries (not bytes, not merged) plus the added tokens
+            tok = bpe_files.load_from_vocab(main, vocab, **overrides)
+            overrides = {**overrides, "special_tokens": {**tok.special_tokens, **added}}
+    elif kind == "huggingface" and "ignore" not in overrides:
+        # transformers turns the file's truncation and padding off unless a call asks for them
+        overrides = {**overrides, "ignore": {"truncation", "padding"}}
+    elif kind == "bert_vocab" and config and "do_lower_case" in config and "lowercase" not in overrides:
+        overrides = {**overrides, "lowercase": bool(config["do_lower_case"])}
+    tok = detect.load_bytes(main, data, **overrides)
+    try:
+        tok.chat_template = chat_template_of(folder, config)
+        tok.folder_config = {"tokenizer_config": config, "special_tokens_map": special_map}
+    except AttributeError:  # a class with __slots__
+        fail(folder, None, f"cannot attach the folder's settings to a {type(tok).__name__}")
+    return tok
+
+
+def dumps_config(tok) -> str:
+    """tokenizer_config.json for a folder written back (the chat template kept)."""
+    config = dict((getattr(tok, "folder_config", None) or {}).get("tokenizer_config") or {})
+    if getattr(tok, "chat_template", None) is not None:
+        config["chat_template"] = tok.chat_template
+    return json.dumps(config, ensure_ascii=False, indent=2)

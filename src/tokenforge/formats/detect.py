@@ -129,8 +129,10 @@ def sniff(path, data: bytes) -> tuple[str, object]:
     try:
         first_text = first.decode("utf-8")
     except UnicodeDecodeError:
-        fail(path, None, f"not a tokenizer file in any known format ({', '.join(KINDS)}): not JSON, not a "
-                         "sentencepiece model, and not UTF-8 text")
+        if data[:1] in (b"\x0a", b"\x12"):  # binary that starts like a ModelProto: its parser says what is wrong
+            return "sentencepiece", None
+        fail(path, None, f"not a tokenizer file in any known format ({', '.join(KINDS)}): not JSON, and not "
+                         "UTF-8 text (nor a sentencepiece model)")
     if bert_vocab.looks_like(data):
         return "bert_vocab", None
     if clip.looks_like(path, data):
@@ -156,5 +158,8 @@ def _sniff_json(path, obj) -> str:
         fail(path, "format", f"unknown format {obj['format']!r} (this tokenforge reads 'tokenforge')")
     if "model" in obj:
         return "huggingface"
-    fail(path, None, "a JSON object that is neither a tokenforge file, a Hugging Face tokenizer.json, a tekken "
-                     "file, nor a vocabulary (token -> id)")
+    if any(k in obj for k in ("tokenizer_class", "added_tokens_decoder", "chat_template", "bos_token", "eos_token")):
+        fail(path, None, "a transformers tokenizer_config.json / special_tokens_map.json, which only completes a "
+                         "tokenizer: load the folder that holds it")
+    fail(path, None, "a JSON object that is neither a tokenforge file, a Hugging Face tokenizer.json, nor a "
+                     "vocabulary (token -> id), nor a tekken file")

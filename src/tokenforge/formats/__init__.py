@@ -6,9 +6,9 @@
 | "huggingface"   | tokenizer.json                 | huggingface (byte-level BPE), hf_families (WordPiece, char BPE, WordLevel, Unigram) | yes | yes |
 | "tiktoken"      | name.tiktoken, Meta's tokenizer.model (ranks only; known files by content: rank_families) | tiktoken_bpe | yes | yes |
 | "tekken"        | Mistral's tekken.json          | tekken          | yes  | yes  |
-| (sentencepiece) | any name: tokenizer.model.v3, spiece.model, ... | sentencepiece_model (tokenforge.spm) | yes | yes (spm) |
+| "sentencepiece" | any name: tokenizer.model.v3, spiece.model, ... | sentencepiece_model (tokenforge.spm) | yes | yes |
 | (clip)          | CLIP's bpe_simple_vocab_16e6.txt(.gz) | clip     | yes  | no   |
-| (model folder)  | a directory as transformers lays it out | model_folder | yes | no |
+| "transformers"  | a model folder as transformers lays it out | model_folder | yes | yes |
 | "gpt2"          | encoder.json + vocab.bpe       | bpe_files       | yes  | yes  |
 | "vocab_merges"  | vocab.json + merges.txt        | bpe_files, char_bpe_files | yes | yes |
 | "bert_vocab"    | BERT's vocab.txt (WordPiece)   | bert_vocab      | yes  | yes  |
@@ -26,8 +26,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import bert_vocab, bpe_files, char_bpe_files, hf_families, huggingface, listing, tekken, tiktoken_bpe
+from . import bert_vocab, bpe_files, char_bpe_files, hf_families, huggingface, listing, model_folder, tekken, tiktoken_bpe
 from . import detect
+
+
+def _save_sentencepiece(tok, path):
+    from ..load import write_atomic
+    from ..spm import SentencePieceTokenizer
+
+    if not isinstance(tok, SentencePieceTokenizer):
+        raise ValueError(f"sentencepiece: a .model file holds a sentencepiece model, not a {type(tok).__name__}")
+    write_atomic(path, tok.to_model_bytes())
 
 
 def _save_huggingface(tok, path):
@@ -51,9 +60,12 @@ SAVERS = {
     "gpt2": lambda tok, path: bpe_files.save(tok, path, "gpt2"),
     "vocab_merges": _save_vocab_merges,
     "bert_vocab": bert_vocab.save,
+    "sentencepiece": _save_sentencepiece,
+    "transformers": model_folder.save,
     "listing": listing.save,
 }
-ALIASES = {"hf": "huggingface", "tokenizer.json": "huggingface", "vocab": "listing", "vocab.txt": "bert_vocab"}
+ALIASES = {"hf": "huggingface", "tokenizer.json": "huggingface", "vocab": "listing", "vocab.txt": "bert_vocab",
+           "spm": "sentencepiece", "model_folder": "transformers"}
 FORMATS = ("tokenforge", *SAVERS)
 BYTE_LEVEL_ONLY = ("tiktoken", "tekken", "gpt2", "listing")
 

@@ -92,9 +92,28 @@ def load(folder: Path, **overrides):
     return tok
 
 
-def dumps_config(tok) -> str:
-    """tokenizer_config.json for a folder written back (the chat template kept)."""
-    config = dict((getattr(tok, "folder_config", None) or {}).get("tokenizer_config") or {})
+def save(tok, path) -> None:
+    """Writes a model folder that transformers' AutoTokenizer and tokenforge.load read: tokenizer.json
+    (the Hugging Face export, whose errors say what it cannot express), tokenizer_config.json (the
+    loaded one, with the chat template and tokenizer_class PreTrainedTokenizerFast), and
+    special_tokens_map.json when the loaded folder had one."""
+    from ..load import write_atomic
+    from . import save_foreign
+
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{folder}: a model folder is a directory; this is a file")
+    folder.mkdir(parents=True, exist_ok=True)
+    save_foreign(tok, folder / "tokenizer.json", "huggingface")
+    loaded = getattr(tok, "folder_config", None) or {}
+    config = dict(loaded.get("tokenizer_config") or {})
+    # the class that reads tokenizer.json alone (a slow class would look for its own files)
+    config["tokenizer_class"] = "PreTrainedTokenizerFast"
+    for stale in ("auto_map", "vocab_file", "merges_file", "tokenizer_file"):
+        config.pop(stale, None)
     if getattr(tok, "chat_template", None) is not None:
         config["chat_template"] = tok.chat_template
-    return json.dumps(config, ensure_ascii=False, indent=2)
+    write_atomic(folder / "tokenizer_config.json", json.dumps(config, ensure_ascii=False, indent=2).encode("utf-8"))
+    if loaded.get("special_tokens_map") is not None:
+        write_atomic(folder / "special_tokens_map.json",
+                     json.dumps(loaded["special_tokens_map"], ensure_ascii=False, indent=2).encode("utf-8"))

@@ -140,3 +140,14 @@ def family_of(data: bytes) -> Family | None:
 
     name = KNOWN_FILES.get(hashlib.sha256(data).hexdigest())
     return FAMILIES[name] if name else None
+
+
+def matches(family: Family, tok, data: bytes) -> bool:
+    """True when tok is what loading `data` (a file of this family) gives: same pattern, special
+    tokens and normalizer."""
+    from .tiktoken_bpe import parse_counted
+
+    _, count = parse_counted(data, "<ranks>")
+    state = tok._state()
+    return (state["pattern"] == patterns.resolve(resolve_pattern(family.pattern))[0]
+            and state["special_tokens"] == family.specials(count) and state["normalizer"] == family.normalizer)

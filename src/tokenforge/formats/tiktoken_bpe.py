@@ -108,9 +108,9 @@ def load(path, data: bytes, **overrides):
     return build(path, kwargs, overrides)
 
 
-def ranks_of(tok) -> dict[bytes, int]:
+def ranks_of(tok, state: dict | None = None) -> dict[bytes, int]:
     """The tokenizer's ids as tiktoken ranks; ValueError if tiktoken's rule gives other ids."""
-    state = tok._state()
+    state = state or tok._state()
     ranks = state["mergeable_ranks"]
     if state["merges"] is not None:
         from ..reference import recover_merges
@@ -136,7 +136,20 @@ def ranks_of(tok) -> dict[bytes, int]:
 
 
 def save(tok, path) -> None:
-    write_atomic(path, dump_tiktoken_bpe(ranks_of(tok)))
+    """Writes the ranks. A normalizer is refused (the file cannot say it) unless the file written is a
+    known model's whose family has this normalizer, pattern and special tokens (then it reads back whole)."""
+    from . import rank_families
+
+    state = tok._state()
+    normalizer = state["normalizer"]
+    if normalizer is not None:
+        state = {**state, "normalizer": None}
+    data = dump_tiktoken_bpe(ranks_of(tok, state))
+    if normalizer is not None:
+        family = rank_families.family_of(data)
+        if family is None or not rank_families.matches(family, tok, data):
+            raise ValueError(f"tiktoken has no normalizer; this tokenizer applies {normalizer}")
+    write_atomic(path, data)
 
 
 def to_encoding(tok):

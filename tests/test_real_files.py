@@ -304,14 +304,39 @@ def _reference_name(case: Case) -> str:
 
 
 def _compare(ours, reference, what: str) -> None:
+    """ours / reference: text -> ids, or the list of ids of every document already computed."""
     docs = documents()
-    differ = [n for n, d in enumerate(docs) if ours(d) != reference(d)]
+    a_all = ours if isinstance(ours, list) else [ours(d) for d in docs]
+    b_all = reference if isinstance(reference, list) else [reference(d) for d in docs]
+    differ = [n for n in range(len(docs)) if a_all[n] != b_all[n]]
     if differ:
         n = differ[0]
-        a, b = ours(docs[n]), reference(docs[n])
+        a, b = a_all[n], b_all[n]
         k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
         pytest.fail(f"{what}: {len(differ)} of {len(docs)} documents differ; first: document {n} at id {k}: "
                     f"{a[k:k + 8]} vs reference {b[k:k + 8]} (text {docs[n][:60]!r})")
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[c.id for c in CASES])
+def case(request):
+    """Module-scoped, so pytest runs the three tests of one case together and the loaded tokenizer
+    and its ids are computed once."""
+    return request.param
+
+
+_LOADED: dict[str, object] = {}
+_IDS: dict[tuple[str, str], list[list[int]]] = {}
+
+
+def _ids(case: Case, tok, style: str) -> list[list[int]]:
+    """tokenforge's ids of every document, computed once per case (the three tests share them)."""
+    key = (case.id, style)
+    if key not in _IDS:
+        if any(k[0] != case.id for k in _IDS):
+            _IDS.clear()
+        encode = _ours(tok, style)
+        _IDS[key] = [encode(d) for d in documents()]
+    return _IDS[key]
 
 
 def _load(case: Case, path: Path):
@@ -321,18 +346,19 @@ def _load(case: Case, path: Path):
         except ValueError as e:
             pytest.xfail(f"{case.known['load']}: {e}")
         pytest.fail(f"{case.id} loads now: remove its known failure")
-    return tokenforge.load(path, **case.load_kwargs)
+    if case.id not in _LOADED:
+        _LOADED.clear()  # one big tokenizer in memory at a time (the tests run case by case)
+        _LOADED[case.id] = tokenforge.load(path, **case.load_kwargs)
+    return _LOADED[case.id]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_real_file_loads_by_content_and_encodes_exactly(case, tmp_path):
     path = _case_path(case)
     tok = _load(case, path)
     reference = case.reference(path, tmp_path) if case.reference is ref_clip else case.reference(path)
-    _compare(_ours(tok, _reference_name(case)), reference, f"{case.id} ({case.package})")
+    _compare(_ids(case, tok, _reference_name(case)), reference, f"{case.id} ({case.package})")
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_real_file_exports_to_tokenizer_json(case, tmp_path):
     """The export, read by Hugging Face `tokenizers`, gives tokenforge's ids (which the test above
     holds equal to the reference's) with Hugging Face's reading of special tokens in the text."""
@@ -345,7 +371,7 @@ def test_real_file_exports_to_tokenizer_json(case, tmp_path):
     try:
         tok.save(out, format="huggingface")
         hf = Tokenizer.from_file(str(out))
-        _compare(lambda text: hf.encode(text, add_special_tokens=False).ids, _ours(tok, "ref_hf_json"),
+        _compare([e.ids for e in hf.encode_batch(documents(), add_special_tokens=False)], _ids(case, tok, "ref_hf_json"),
                  f"{case.id} exported to tokenizer.json, read by tokenizers")
     except (ValueError, pytest.fail.Exception) as e:
         if known:
@@ -371,7 +397,6 @@ def _own_format(path: Path) -> tuple[str, str]:
     return SAVE_FORMAT[kind], path.name
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_real_file_saves_in_its_own_format(case, tmp_path):
     """Saved in the format it was read from and loaded again, the ids are the same; or the save is
     a ValueError that says what the format cannot express."""
@@ -391,7 +416,7 @@ def test_real_file_saves_in_its_own_format(case, tmp_path):
     first = {"gpt2": out / "encoder.json", "vocab_merges": out / "vocab.json"}.get(fmt, out)
     again = tokenforge.load(first, **overrides)
     style = _reference_name(case)
-    _compare(_ours(again, style), _ours(tok, style), f"{case.id} saved as {fmt} and loaded again")
+    _compare(_ours(again, style), _ids(case, tok, style), f"{case.id} saved as {fmt} and loaded again")
 
 
 def test_battery_size():

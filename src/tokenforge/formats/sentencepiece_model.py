@@ -47,4 +47,5 @@ def load(path, data: bytes, **overrides):
         tok = SentencePieceTokenizer.from_bytes(data)
     except ValueError as e:
         fail(path, None, str(e))
+    tok.name = getattr(path, "name", "").split(".")[0] or tok.name
     return tok

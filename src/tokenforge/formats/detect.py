@@ -47,6 +47,13 @@ def load(path, **overrides):
 
 
 def load_bytes(path: Path, data: bytes, **overrides):
+    try:
+        return _load_bytes(path, data, overrides)
+    except RecursionError:  # JSON arrays in arrays, or stages in stages, thousands deep
+        raise ValueError(f"{path}: nested too deeply to be a tokenizer file") from None
+
+
+def _load_bytes(path: Path, data: bytes, overrides: dict):
     data = _gunzip(path, data)
     kind, obj = sniff(path, data)
     if kind == "tokenforge":

@@ -31,6 +31,7 @@ FAMILY_PATTERNS = {
     "qwen": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
     "qwen3_5": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
 }
+FAMILY_PATTERNS["qwen2"] = FAMILY_PATTERNS["qwen"]  # Qwen 2 and 2.5's tokenizer.json Split: the same regex
 
 
 def resolve_pattern(pattern):

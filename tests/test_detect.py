@@ -229,7 +229,7 @@ def test_clip_merges_encode_as_transformers_clip(tmp_path):
     vocab = clip.vocabulary(merges)
     (tmp_path / "vocab.json").write_text(json.dumps({t: i for i, t in enumerate(vocab)}), encoding="utf-8")
     (tmp_path / "merges.txt").write_text("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges), encoding="utf-8")
-    ref = CLIPTokenizerFast(vocab_file=str(tmp_path / "vocab.json"), merges_file=str(tmp_path / "merges.txt"))
+    ref = CLIPTokenizerFast(str(tmp_path / "vocab.json"), str(tmp_path / "merges.txt"))  # positional: renamed in transformers 5
     tok = tokenforge.load(path, merges_count=12)
     text = "The cat in THE  ring, a photo of a cat!"
     assert tok.encode(text, add_special_tokens=False) == ref(text, add_special_tokens=False)["input_ids"]

@@ -198,7 +198,7 @@ def ref_clip(path: Path, tmp: Path):
     vocab = clip.vocabulary(merges)
     (tmp / "vocab.json").write_text(json.dumps({t: i for i, t in enumerate(vocab)}, ensure_ascii=False), encoding="utf-8")
     (tmp / "merges.txt").write_text("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges), encoding="utf-8")
-    tok = CLIPTokenizerFast(vocab_file=str(tmp / "vocab.json"), merges_file=str(tmp / "merges.txt"))
+    tok = CLIPTokenizerFast(str(tmp / "vocab.json"), str(tmp / "merges.txt"))  # positional: renamed in transformers 5
     return lambda text: tok(text, add_special_tokens=False)["input_ids"]
 
 

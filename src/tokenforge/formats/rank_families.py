@@ -150,5 +150,6 @@ def matches(family: Family, tok, data: bytes) -> bool:
 
     _, count = parse_counted(data, "<ranks>")
     state = tok._state()
-    return (state["pattern"] == patterns.resolve(resolve_pattern(family.pattern))[0]
+    pattern = resolve_pattern(family.pattern)
+    return (state["pattern"] == patterns.NAMED.get(pattern, pattern)
             and state["special_tokens"] == family.specials(count) and state["normalizer"] == family.normalizer)

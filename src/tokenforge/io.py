@@ -74,7 +74,7 @@ def load(path, **overrides):
     (tokenforge.formats.detect)."""
     from .formats import detect
 
-    return detect.load(path, **overrides)
+    return detect.load(path, read_own=from_dict, **overrides)
 
 
 def from_dict(obj: dict, *, source: str = "<dict>", **overrides):

@@ -31,12 +31,12 @@ from . import detect
 
 
 def _save_sentencepiece(tok, path):
-    from ..load import write_atomic
-    from ..spm import SentencePieceTokenizer
+    from ._common import write_atomic
 
-    if not isinstance(tok, SentencePieceTokenizer):
+    to_model_bytes = getattr(tok, "to_model_bytes", None)  # sentencepiece models have it
+    if to_model_bytes is None:
         raise ValueError(f"sentencepiece: a .model file holds a sentencepiece model, not a {type(tok).__name__}")
-    write_atomic(path, tok.to_model_bytes())
+    write_atomic(path, to_model_bytes())
 
 
 def _save_huggingface(tok, path):

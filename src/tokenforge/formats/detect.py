@@ -30,36 +30,37 @@ from ._common import fail, parse_json
 MAX_GUNZIPPED = 1 << 30  # a .gz that unpacks past this is refused, not read into memory
 
 
-def load(path, **overrides):
-    """Loads a tokenizer from a file or a model folder, recognised by content."""
+def load(path, read_own=None, **overrides):
+    """Loads a tokenizer from a file or a model folder, recognised by content. `read_own(obj, source=,
+    **overrides)` reads tokenforge's own file (tokenforge.io passes it: formats never import io)."""
     path = Path(path)
     if path.is_dir():
         from . import model_folder
 
-        return model_folder.load(path, **overrides)
+        return model_folder.load(path, read_own=read_own, **overrides)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file") from None
     except OSError as e:
         raise ValueError(f"{path}: cannot read: {e.strerror or e}") from None
-    return load_bytes(path, data, **overrides)
+    return load_bytes(path, data, read_own=read_own, **overrides)
 
 
-def load_bytes(path: Path, data: bytes, **overrides):
+def load_bytes(path: Path, data: bytes, read_own=None, **overrides):
     try:
-        return _load_bytes(path, data, overrides)
+        return _load_bytes(path, data, read_own, overrides)
     except RecursionError:  # JSON arrays in arrays, or stages in stages, thousands deep
         raise ValueError(f"{path}: nested too deeply to be a tokenizer file") from None
 
 
-def _load_bytes(path: Path, data: bytes, overrides: dict):
+def _load_bytes(path: Path, data: bytes, read_own, overrides: dict):
     data = _gunzip(path, data)
     kind, obj = sniff(path, data)
     if kind == "tokenforge":
-        from ..io import from_dict
-
-        return from_dict(obj, source=str(path), **overrides)
+        if read_own is None:
+            fail(path, None, "tokenforge's own file: load it with tokenforge.load")
+        return read_own(obj, source=str(path), **overrides)
     if kind == "tekken":
         from . import tekken
 

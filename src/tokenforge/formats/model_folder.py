@@ -59,7 +59,7 @@ def _added_tokens(folder: Path, config: dict | None) -> dict[str, int]:
     return added
 
 
-def load(folder: Path, **overrides):
+def load(folder: Path, read_own=None, **overrides):
     from . import detect
 
     config = _json(folder / "tokenizer_config.json")
@@ -83,7 +83,7 @@ def load(folder: Path, **overrides):
         overrides = {**overrides, "ignore": {"truncation", "padding"}}
     elif kind == "bert_vocab" and config and "do_lower_case" in config and "lowercase" not in overrides:
         overrides = {**overrides, "lowercase": bool(config["do_lower_case"])}
-    tok = detect.load_bytes(main, data, **overrides)
+    tok = detect.load_bytes(main, data, read_own=read_own, **overrides)
     try:
         tok.chat_template = chat_template_of(folder, config)
         tok.folder_config = {"tokenizer_config": config, "special_tokens_map": special_map}
@@ -97,8 +97,8 @@ def save(tok, path) -> None:
     (the Hugging Face export, whose errors say what it cannot express), tokenizer_config.json (the
     loaded one, with the chat template and tokenizer_class PreTrainedTokenizerFast), and
     special_tokens_map.json when the loaded folder had one."""
-    from ..load import write_atomic
     from . import save_foreign
+    from ._common import write_atomic
 
     folder = Path(path)
     if folder.exists() and not folder.is_dir():

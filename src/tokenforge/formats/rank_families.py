@@ -22,16 +22,17 @@ from typing import Callable
 from .. import patterns
 
 # Split patterns of the families, as their code writes them (name -> regex). The gpt2 / cl100k /
-# o200k ones are tokenforge.patterns' (native scanners).
+# o200k ones are tokenforge.patterns'; names that tokenforge.patterns.NAMED also has (llama3, qwen2,
+# qwen3.5 in the engine's table) defer to it (resolve_pattern), so these entries can go once it has them.
 FAMILY_PATTERNS = {
     "whisper": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
     "llama3": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
     # Llama 4's code writes o200k's pattern out in full (its O200K_PATTERN): the same regex.
     "llama4": patterns.NAMED["o200k"],
-    "qwen": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
-    "qwen3_5": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+    "qwen2": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+    "qwen3.5": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
 }
-FAMILY_PATTERNS["qwen2"] = FAMILY_PATTERNS["qwen"]  # Qwen 2 and 2.5's tokenizer.json Split: the same regex
+FAMILY_PATTERNS["qwen"] = FAMILY_PATTERNS["qwen2"]  # Qwen (1)'s tiktoken file uses the regex Qwen 2 kept
 
 
 def resolve_pattern(pattern):
@@ -117,8 +118,8 @@ FAMILIES = {
     "whisper_multilingual": Family("whisper_multilingual", "whisper", _whisper),
     "llama3": Family("llama3", "llama3", _llama3),
     "llama4": Family("llama4", "llama4", _llama4),
-    "qwen": Family("qwen", "qwen", lambda n: _sequential(_QWEN_SPECIALS, 151643), normalizer="NFC"),
-    "qwen3_5": Family("qwen3_5", "qwen3_5", lambda n: _sequential(_QWEN3_5_SPECIALS, 248044), normalizer="NFC"),
+    "qwen": Family("qwen", "qwen2", lambda n: _sequential(_QWEN_SPECIALS, 151643), normalizer="NFC"),
+    "qwen3.5": Family("qwen3.5", "qwen3.5", lambda n: _sequential(_QWEN3_5_SPECIALS, 248044), normalizer="NFC"),
 }
 
 # sha256 of the file's bytes -> family. The OpenAI hashes are the ones tiktoken checks its downloads
@@ -132,7 +133,7 @@ KNOWN_FILES = {
     "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55": "llama3",
     "d0bdbaf59b0762c8c807617e2d8ea51420eb1b1de266df2495be755c8e0ed6ed": "llama4",
     "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186": "qwen",
-    "8dde380a6405e935f5de16a99eb61c824f3f814dd1ed298784c72babb7a03cdd": "qwen3_5",
+    "8dde380a6405e935f5de16a99eb61c824f3f814dd1ed298784c72babb7a03cdd": "qwen3.5",
 }
 
 

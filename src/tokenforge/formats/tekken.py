@@ -23,8 +23,7 @@ from __future__ import annotations
 import base64
 import json
 
-from ..load import write_atomic
-from ._common import build, check_every_byte, fail
+from ._common import build, check_every_byte, fail, write_atomic
 
 # mistral_common's Tekkenizer.DEPRECATED_SPECIAL_TOKENS: the special tokens of files before v7 that
 # do not list them.

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ._common import fail, parse_json
 
-MAX_GUNZIPPED = 1 << 30  # a .gz that unpacks past this is refused, not read into memory
+MAX_GUNZIPPED = 1 << 28  # 256 MiB: a .gz that unpacks past this is refused (a gzip bomb), the largest real tokenizer files are ~30 MB
 
 
 def load(path, read_own=None, **overrides):

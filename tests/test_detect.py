@@ -303,3 +303,30 @@ def test_json_that_is_no_tokenizer_names_what_was_tried(tmp_path):
     path.write_text('{"a": "b"}')
     with pytest.raises(ValueError, match=r"neither a tokenforge file, a Hugging Face tokenizer\.json, nor a vocabulary"):
         tokenforge.load(path)
+
+
+def test_model_folder_refuses_added_tokens_it_would_lose(tmp_path, spm_model):
+    import sentencepiece
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "tokenizer.model").write_bytes(spm_model)
+    sp = sentencepiece.SentencePieceProcessor(model_proto=spm_model)
+    # a token the model has, at its id: fine
+    (folder / "tokenizer_config.json").write_text(json.dumps(
+        {"added_tokens_decoder": {"1": {"content": sp.id_to_piece(1), "special": True}}}))
+    assert tokenforge.load(folder).encode("hello") == sp.encode("hello")
+    (folder / "added_tokens.json").write_text(json.dumps({"<|im_start|>": 300}))
+    with pytest.raises(ValueError, match=r"model: the added token '<\|im_start\|>' \(id 300\) is not in tokenizer\.model"):
+        tokenforge.load(folder)
+
+
+def test_gzip_bomb_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(detect, "MAX_GUNZIPPED", 1000)
+    path = tmp_path / "ranks.gz"
+    path.write_bytes(gzip.compress(b"a" * 5000))
+    with pytest.raises(ValueError, match=r"ranks\.gz: unpacks to more than 1000 bytes"):
+        tokenforge.load(path)
+    path.write_bytes(gzip.compress(b"abc")[:-6])  # cut: no end
+    with pytest.raises(ValueError, match=r"ranks\.gz: gzip data that does not unpack"):
+        tokenforge.load(path)

@@ -10,7 +10,9 @@ Meta ships Llama 3/4); `vocab.json` + `merges.txt`; `vocab.txt`. The other files
   ({"tokenizer_config": ..., "special_tokens_map": ...}) so bos/eos/pad names are not lost;
 - added tokens (added_tokens.json, tokenizer_config.json "added_tokens_decoder") for folders without a
   tokenizer.json, which lists its own: they become special tokens of a byte-level BPE vocab.json +
-  merges.txt; a vocab.txt folder takes `do_lower_case` from tokenizer_config.json.
+  merges.txt; for the other files each must already be the file's token at that id (else a
+  ValueError: tokens are never dropped silently); a vocab.txt folder takes `do_lower_case` from
+  tokenizer_config.json.
 A tokenizer.json's truncation and padding are left out (transformers applies them only when a call
 asks). Keywords go to the loader of the tokenizer's file.
 """
@@ -84,12 +86,40 @@ def load(folder: Path, read_own=None, **overrides):
     elif kind == "bert_vocab" and config and "do_lower_case" in config and "lowercase" not in overrides:
         overrides = {**overrides, "lowercase": bool(config["do_lower_case"])}
     tok = detect.load_bytes(main, data, read_own=read_own, **overrides)
+    if kind not in ("huggingface", "vocab"):
+        _check_added_tokens(folder, main, tok, _added_tokens(folder, config))
     try:
         tok.chat_template = chat_template_of(folder, config)
         tok.folder_config = {"tokenizer_config": config, "special_tokens_map": special_map}
     except AttributeError:  # a class with __slots__
         fail(folder, None, f"cannot attach the folder's settings to a {type(tok).__name__}")
     return tok
+
+
+def _token_of(tok, i: int):
+    """The token with id i as the tokenizer knows it (a special token's text, a piece, or bytes)."""
+    specials = getattr(tok, "special_tokens", None)
+    if isinstance(specials, dict):
+        for s, j in specials.items():
+            if j == i:
+                return s
+    for name in ("id_to_piece", "id_to_token", "decode_single_token_bytes"):
+        get = getattr(tok, name, None)
+        if get is not None:
+            try:
+                token = get(i)
+            except (KeyError, ValueError, IndexError):
+                return None
+            return token.decode("utf-8", "replace") if isinstance(token, bytes) else token
+    return None
+
+
+def _check_added_tokens(folder: Path, main: Path, tok, added: dict[str, int]) -> None:
+    """Added tokens the tokenizer's own file does not hold would be lost: an error, not a silent drop."""
+    for content, i in added.items():
+        if _token_of(tok, i) != content:
+            fail(folder, None, f"the added token {content!r} (id {i}) is not in {main.name}, and tokenforge adds "
+                               f"tokens to a {type(tok).__name__} read from it only through tokenizer.json")
 
 
 def save(tok, path) -> None:

@@ -330,3 +330,12 @@ def test_gzip_bomb_is_refused(tmp_path, monkeypatch):
     path.write_bytes(gzip.compress(b"abc")[:-6])  # cut: no end
     with pytest.raises(ValueError, match=r"ranks\.gz: gzip data that does not unpack"):
         tokenforge.load(path)
+
+
+def test_merges_without_clip_header_are_not_read_as_clip(tmp_path):
+    # a character-level merges.txt alone (its vocab.json named otherwise) must not get CLIP's vocabulary
+    path = tmp_path / "bpe-merges.txt"
+    path.write_text("#version: 0.2\nt h\nth e</w>\n", encoding="utf-8")
+    assert detect.sniff(path, path.read_bytes())[0] == "merges"
+    with pytest.raises(ValueError, match=r"pass vocab_file=PATH"):
+        tokenforge.load(path)

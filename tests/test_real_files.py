@@ -288,15 +288,20 @@ HF_STYLE = {"ref_hf_json", "ref_transformers_folder", "ref_gpt2_pair", "ref_bert
 
 
 def _ours(tok, reference_name: str):
-    """Text to ids with the reference's reading of special tokens, whatever the tokenizer's family."""
+    """Text to ids with the reference's reading of special tokens, and no special tokens added
+    around the text (BOS, [CLS] ...), whatever the tokenizer's family and its encode's options."""
+    import inspect
+
     hf_style = reference_name in HF_STYLE
-    if hasattr(tok, "encode_ordinary"):
-        if hf_style:
-            return lambda text: tok.encode(text, allowed_special="all")
+    if hasattr(tok, "encode_ordinary") and not hf_style:
         return tok.encode_ordinary
-    if "add_special_tokens" in tok.encode.__code__.co_varnames:
-        return lambda text: tok.encode(text, add_special_tokens=False)
-    return tok.encode
+    params = inspect.signature(tok.encode).parameters
+    kwargs = {}
+    if "add_special_tokens" in params:
+        kwargs["add_special_tokens"] = False
+    if hf_style and "allowed_special" in params:
+        kwargs["allowed_special"] = "all"
+    return lambda text: tok.encode(text, **kwargs)
 
 
 def _reference_name(case: Case) -> str:

@@ -26,19 +26,12 @@ START, END = "<|startoftext|>", "<|endoftext|>"
 
 
 def looks_like(path, data: bytes) -> bool:
-    """Merges lines with `</w>` tokens, and no vocabulary file beside them (char_bpe_files reads
-    vocab.json + merges.txt pairs); CLIP's header line is enough on its own."""
-    from .bpe_files import companion
-
-    head = data[:1 << 16].decode("utf-8", "replace").split("\n")
-    if head and "bpe_simple_vocab" in head[0] and "#version" in head[0]:
-        return True
-    if not head or not (head[0].startswith("#version") or len(head[0].split(" ")) == 2):
-        return False
-    if not any(line.endswith("</w>") for line in head[1:1000]):
-        return False
-    other = companion(path) if hasattr(path, "name") else None
-    return other is None or not other.is_file()
+    """CLIP's header line: a file name, then `#version` (`"bpe_simple_vocab_16e6.txt#version: 0.2`).
+    Merges files without it (vocab.json + merges.txt pairs, with or without `</w>`) are bpe_files'
+    and char_bpe_files': a vocabulary built CLIP's way from another merges file would give other ids."""
+    first = data[:4096].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    head, sep, _ = first.partition("#version")
+    return bool(sep) and bool(head.strip('"').strip()) and " " not in head
 
 
 def merges_of(path, data: bytes, count: int = CLIP_MERGES) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ module that reads it.
 | lines "base64 rank" (an empty token "= rank" too)    | tiktoken        | tiktoken_bpe (+ rank_families for known files) |
 | "# tokenforge vocabulary listing"                    | listing         | (not loadable) |
 | lines of tokens with [UNK]/[CLS]/... or ##pieces     | bert_vocab      | bert_vocab |
-| "#version" or "left right" lines, tokens with `</w>` and no vocabulary beside it (CLIP) | clip | clip |
+| a file name then "#version" on line 1 (CLIP's header), then "left right" lines | clip | clip |
 | "#version" or "left right" lines                     | merges          | bpe_files (needs its vocab file) |
 
 A file that fits none is a ValueError naming the file and the formats tried.

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import zlib
 from pathlib import Path
 
 from ._common import fail, parse_json
@@ -104,7 +105,7 @@ def _gunzip(path, data: bytes) -> bytes:
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
             out = f.read(MAX_GUNZIPPED + 1)
-    except (OSError, EOFError) as e:
+    except (OSError, EOFError, zlib.error) as e:
         fail(path, None, f"gzip data that does not unpack: {e}")
     if len(out) > MAX_GUNZIPPED:
         fail(path, None, f"unpacks to more than {MAX_GUNZIPPED} bytes; not a tokenizer file")

@@ -48,7 +48,10 @@ def chat_template_of(folder: Path, config: dict | None):
 
 def _added_tokens(folder: Path, config: dict | None) -> dict[str, int]:
     added: dict[str, int] = {}
-    for token, info in ((config or {}).get("added_tokens_decoder") or {}).items():
+    decoder = (config or {}).get("added_tokens_decoder") or {}
+    if not isinstance(decoder, dict):
+        fail(folder / "tokenizer_config.json", "added_tokens_decoder", "expected an object id -> {content: ...}")
+    for token, info in decoder.items():
         content = info.get("content") if isinstance(info, dict) else None
         if not isinstance(content, str) or not str(token).isdigit():
             fail(folder / "tokenizer_config.json", f"added_tokens_decoder[{token!r}]", "expected id -> {content: ...}")

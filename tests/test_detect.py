@@ -339,3 +339,31 @@ def test_merges_without_clip_header_are_not_read_as_clip(tmp_path):
     assert detect.sniff(path, path.read_bytes())[0] == "merges"
     with pytest.raises(ValueError, match=r"pass vocab_file=PATH"):
         tokenforge.load(path)
+
+
+def test_mutated_files_of_the_new_formats_give_value_errors(tmp_path):
+    """Bytes changed, inserted or cut in rank files (with an empty token, gzipped), tekken JSON and
+    CLIP merges: loading gives a tokenizer or a ValueError / TypeError, never another exception."""
+    import random
+
+    seeds = [rank_lines(small_ranks()), b"= 300\n" + rank_lines(small_ranks()), gzip.compress(rank_lines(small_ranks())),
+             json.dumps(tekken_json()).encode(), json.dumps(tekken_json("v7", True)).encode(),
+             clip_merges_file(True), clip_merges_file(False)]
+    rng = random.Random(15)
+    for i in range(600):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 6)):
+            pos = rng.randrange(len(data) + 1)
+            op = rng.random()
+            if op < 0.4 and data:
+                data[min(pos, len(data) - 1)] = rng.randrange(256)
+            elif op < 0.7:
+                data[pos:pos] = bytes([rng.randrange(256)])
+            else:
+                del data[pos:pos + rng.randint(1, 20)]
+        path = tmp_path / f"f{i % 7}"
+        path.write_bytes(bytes(data))
+        try:
+            tokenforge.load(path, **({"pattern": "gpt2", "special_tokens": {}} if i % 3 == 0 else {}))
+        except (ValueError, TypeError):
+            pass

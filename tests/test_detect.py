@@ -272,6 +272,12 @@ def test_model_folder_keeps_the_chat_template(tmp_path):
     assert tok.encode(TEXT, allowed_special="all") == ref(TEXT, add_special_tokens=False)["input_ids"]
     with pytest.raises(ValueError, match=r"tokenizer_config\.json: a transformers tokenizer_config\.json.*load the folder"):
         tokenforge.load(folder / "tokenizer_config.json")
+    # written back as a folder: transformers reads it, with the chat template
+    tok.save(tmp_path / "again", format="transformers")
+    again = AutoTokenizer.from_pretrained(str(tmp_path / "again"))
+    assert again.chat_template == template
+    assert again(TEXT, add_special_tokens=False)["input_ids"] == ref(TEXT, add_special_tokens=False)["input_ids"]
+    assert tokenforge.load(tmp_path / "again").chat_template == template
 
 
 def test_model_folder_of_vocab_and_merges_takes_added_tokens(tmp_path):

@@ -70,6 +70,14 @@ FORMATS = ("tokenforge", *SAVERS)
 BYTE_LEVEL_ONLY = ("tiktoken", "tekken", "gpt2", "listing")
 
 
+def _load_huggingface(path, obj, overrides):
+    """A parsed tokenizer.json: the byte-level reader, or hf_families for the other families (the
+    one place detect.py and clip.py read tokenizer.json through)."""
+    if hf_families.handles(obj):
+        return hf_families.load(path, obj, **dict(overrides))
+    return huggingface.load(path, obj, **dict(overrides))
+
+
 def load_foreign(path, data: bytes, **overrides):
     """Loads a file that is not tokenforge's own, from its bytes (detect.py)."""
     return detect.load_bytes(Path(path), data, **overrides)

@@ -82,13 +82,11 @@ def to_hf_json(merges, vocab: list[str]) -> dict:
 
 
 def load(path, data: bytes, **overrides):
-    from . import hf_families, huggingface
+    from . import _load_huggingface
 
     count = overrides.pop("merges_count", CLIP_MERGES)
     merges = merges_of(path, data, count)
     vocab = vocabulary(merges)
     if len(set(vocab)) != len(vocab):
         fail(path, None, "two merges make the same token; not a CLIP merges file")
-    obj = to_hf_json(merges, vocab)
-    loader = hf_families.load if hf_families.handles(obj) else huggingface.load
-    return loader(path, obj, **overrides)
+    return _load_huggingface(path, to_hf_json(merges, vocab), overrides)

@@ -67,11 +67,9 @@ def _load_bytes(path: Path, data: bytes, read_own, overrides: dict):
 
         return tekken.load(path, obj, **overrides)
     if kind == "huggingface":
-        from . import hf_families, huggingface
+        from . import _load_huggingface
 
-        if hf_families.handles(obj):
-            return hf_families.load(path, obj, **overrides)
-        return huggingface.load(path, obj, **overrides)
+        return _load_huggingface(path, obj, overrides)
     if kind == "sentencepiece":
         from . import sentencepiece_model
 

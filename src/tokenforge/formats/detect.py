@@ -38,7 +38,7 @@ def load(path, read_own=None, **overrides):
     if path.is_dir():
         from . import model_folder
 
-        return model_folder.load(path, read_own=read_own, **overrides)
+        return model_folder.load(path, sniff=sniff, load_bytes=load_bytes, read_own=read_own, **overrides)
     try:
         data = path.read_bytes()
     except FileNotFoundError:

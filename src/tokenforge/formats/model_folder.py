@@ -64,16 +64,15 @@ def _added_tokens(folder: Path, config: dict | None) -> dict[str, int]:
     return added
 
 
-def load(folder: Path, read_own=None, **overrides):
-    from . import detect
-
+def load(folder: Path, *, sniff, load_bytes, read_own=None, **overrides):
+    """Called by detect.load, which passes its sniff() and load_bytes() (no import back to it)."""
     config = _json(folder / "tokenizer_config.json")
     special_map = _json(folder / "special_tokens_map.json")
     main = next((folder / n for n in CANDIDATES if (folder / n).is_file()), None)
     if main is None:
         fail(folder, None, f"a folder without a tokenizer file (looked for {', '.join(CANDIDATES)})")
     data = main.read_bytes()
-    kind, _ = detect.sniff(main, data)
+    kind, _ = sniff(main, data)
     if kind == "vocab":
         added = _added_tokens(folder, config)
         if added and "special_tokens" not in overrides:
@@ -88,7 +87,7 @@ def load(folder: Path, read_own=None, **overrides):
         overrides = {**overrides, "ignore": {"truncation", "padding"}}
     elif kind == "bert_vocab" and config and "do_lower_case" in config and "lowercase" not in overrides:
         overrides = {**overrides, "lowercase": bool(config["do_lower_case"])}
-    tok = detect.load_bytes(main, data, read_own=read_own, **overrides)
+    tok = load_bytes(main, data, read_own=read_own, **overrides)
     if kind not in ("huggingface", "vocab"):
         _check_added_tokens(folder, main, tok, _added_tokens(folder, config))
     try:

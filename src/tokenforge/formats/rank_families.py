@@ -144,12 +144,9 @@ def family_of(data: bytes) -> Family | None:
     return FAMILIES[name] if name else None
 
 
-def matches(family: Family, tok, data: bytes) -> bool:
-    """True when tok is what loading `data` (a file of this family) gives: same pattern, special
-    tokens and normalizer."""
-    from .tiktoken_bpe import parse_counted
-
-    _, count = parse_counted(data, "<ranks>")
+def matches(family: Family, tok, count: int) -> bool:
+    """True when tok is what loading this family's file (of `count` ranks) gives: same pattern,
+    special tokens and normalizer."""
     state = tok._state()
     pattern = resolve_pattern(family.pattern)
     return (state["pattern"] == patterns.NAMED.get(pattern, pattern)

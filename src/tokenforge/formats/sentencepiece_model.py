@@ -39,7 +39,7 @@ def looks_like(data: bytes) -> bool:
 
 
 def load(path, data: bytes, **overrides):
-    from ..spm import SentencePieceTokenizer
+    from ..spm.tokenizer import SentencePieceTokenizer
 
     if overrides:
         fail(path, None, f"a sentencepiece model says everything itself; it takes no keywords ({', '.join(overrides)})")

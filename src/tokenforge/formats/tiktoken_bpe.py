@@ -148,7 +148,7 @@ def save(tok, path) -> None:
     data = dump_tiktoken_bpe(ranks_of(tok, state))
     if normalizer is not None:
         family = rank_families.family_of(data)
-        if family is None or not rank_families.matches(family, tok, data):
+        if family is None or not rank_families.matches(family, tok, parse_counted(data, path)[1]):
             raise ValueError(f"tiktoken has no normalizer; this tokenizer applies {normalizer}")
     write_atomic(path, data)
 

@@ -24,6 +24,7 @@ def corpus(tmp_path, corpus_texts):
 
 def test_train_writes_tokenizer_and_listing(tmp_path, corpus, capsys):
     out = tmp_path / "out" / "tok.tokenforge"
+    out.parent.mkdir()
     rc = cli.main(["train", str(corpus), "-o", str(out), "--vocab-size", "400", "--special-token", EOT, "-q"])
     assert rc == 0
     tok = tokenforge.load(out)
@@ -85,7 +86,8 @@ def test_interrupted_save_leaves_no_partial_file(tmp_path, corpus, monkeypatch, 
     "args, message",
     [
         (["train", "missing.txt", "-o", "x.tokenforge", "--vocab-size", "300"], "missing.txt: no such file"),
-        (["train", "{corpus}", "-o", "x.tokenforge", "--vocab-size", "100"], "vocab_size must be at least 256"),
+        (["train", "{corpus}", "-o", "x.tokenforge", "--vocab-size", "100"], "--vocab-size must be at least 256"),
+        (["train", "{corpus}", "-o", "nowhere/x.tokenforge", "--vocab-size", "300"], "nowhere: no such folder for --output"),
         (["train", "{corpus}", "-o", "{tmp}", "--vocab-size", "300"], "is a directory"),
         (["train", "{tmp}", "-o", "x.tokenforge", "--vocab-size", "300"], "is a directory"),
     ],

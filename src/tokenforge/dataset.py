@@ -1,71 +1,530 @@
-"""Encoding a corpus into one flat array of token ids for model training (nanoGPT's train.bin).
+"""Encoding a corpus into flat arrays of token ids for model training (nanoGPT's train.bin).
 
-    encode_files(tok, ["a.txt", "b.txt"], "train.bin")
+    encode_dataset(tok, ["corpus/*.jsonl.zst"], "out/", shard_size=100_000_000, val_fraction=0.005)
+    encode_files(tok, ["a.txt", "b.txt"], "train.bin")          # one file, each file a document
 
-Each input file is a document, or several if `separator` is given (e.g. "<|endoftext|>"): every
-document is encoded with `encode_ordinary` and followed by the end-of-text token. Files are read in
-bounded chunks cut where a piece boundary is certain (streaming.safe_cut), and each batch of chunks
-is encoded on all cores by the native core, so memory stays constant and the ids are exactly those
-of encoding each document whole.
+Inputs (tokenforge.dataset_readers): text, JSON lines (`field`), Parquet (a column), gzip / zstd,
+folders, globs, "-" for standard input and fsspec URLs. Every document is encoded as
+`encode_ordinary` would (special-token text is ordinary text) and followed by the end-of-text token
+(`eot`: "auto" picks <|endoftext|>, <|end_of_text|>, </s> or <eos>; a token name, an id, or None).
+Text is read in bounded blocks and cut where a piece boundary is certain (streaming.safe_cut), and
+each batch is encoded on all cores by the native core: memory stays constant and the ids are
+exactly those of encoding each document whole. Tokenizers that are not byte-level BPE (sentencepiece,
+WordPiece, ...) get each document whole.
 
-Output: raw `.bin` (native-endian uint16 when the vocabulary fits, else uint32) or `.npy`, plus a
-JSON sidecar `<output>.json` with dtype, count, tokenizer and sources. Both are written to temporary
-files and renamed into place at the end: an interrupted run leaves no partial output, and an
-existing output is refused unless overwrite=True.
+Outputs: uint16 when the vocabulary fits, else uint32, native byte order.
+- One file (`OUT.bin`, raw ids: `np.memmap(OUT, dtype=np.uint16, mode="r")`, or `OUT.npy`) with a
+  JSON sidecar `OUT.bin.json`: dtype, count, bytes, crc32, tokenizer, eot, sources.
+- Shards (`shard_size` tokens, cut at document ends) in a folder: `train-000000.bin`, ... and
+  `index.json` listing each shard with its count, bytes and crc32 (the index is the shards' sidecar).
+  The index is rewritten after every completed shard, so `resume=True` continues an interrupted run
+  after its last complete shard, never rewriting one.
+- `val_fraction`: that share of the documents (evenly spread, deterministic) goes to a validation
+  split (`OUT_val.bin`, or `val-*.bin` shards).
+Every file is written as a partial file and renamed into place after an fsync (tokenforge.outputs);
+readers refuse a data file whose sidecar is missing or does not match its size.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
+import time
+import zlib
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 import numpy as np
 
-from .load import write_atomic
+from . import outputs
+from .dataset_readers import CHUNK_CHARS, Source, expand_inputs, is_url, require_fsspec, segments
 from .streaming import safe_cut
 
-CHUNK_CHARS = 1 << 20  # characters per chunk handed to a thread
 BATCH_CHARS = 8 << 20  # characters encoded together (bounded memory in flight)
+EOT_CANDIDATES = ("<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>")
+INDEX_NAME = "index.json"
+SHARDS_FORMAT = "tokenforge-shards"
+READABLE_DTYPES = ("uint16", "uint32")  # what encode writes, and all that readers accept
+
+__all__ = ["encode_dataset", "encode_files", "read_ids", "open_shards", "read_shards", "dtype_for", "CHUNK_CHARS"]
 
 
 def dtype_for(n_vocab: int) -> np.dtype:
     return np.dtype(np.uint16) if n_vocab <= 1 << 16 else np.dtype(np.uint32)
 
 
-def _segments(path: Path, separator: str | None, special_tokens, errors: str) -> Iterator[tuple[str, bool]]:
-    """Yields (text, ends_document) segments of a file, each cut at a safe cut or a document end,
-    holding at most about two chunks of text at a time."""
-    with open(path, encoding="utf-8", errors=errors, newline="") as f:
-        yield from _segments_of(f, separator, special_tokens)
+# --------------------------------------------------------------------------------------------------
+# The tokenizer, as the dataset encoder sees it
 
 
-def _segments_of(f, separator: str | None, special_tokens, final: bool = True) -> Iterator[tuple[str, bool]]:
-    """_segments of an open text stream. With final=False the stream is a range of a file that does not
-    reach its end (distributed.py): the text after the last separator does not end a document."""
-    pending = ""
-    while True:
-        block = f.read(CHUNK_CHARS)
-        pending += block
-        if separator is not None:
-            *docs, pending = pending.split(separator)
-            for doc in docs:
-                yield doc, True
-        if not block:
-            if not final:
-                if pending:
-                    yield pending, False
-            elif pending or separator is None:
-                yield pending, True
+class _Encoder:
+    """Encodes batches of segments into one flat array, for every tokenizer family."""
+
+    def __init__(self, tok, threads: int):
+        self.tok = tok
+        self.threads = threads
+        core = getattr(tok, "_core", None)
+        byte_level = hasattr(tok, "encode_ordinary") and getattr(tok, "_normalizer", None) is None
+        self.native = (byte_level and getattr(tok, "_native_pattern", -1) >= 0
+                       and hasattr(core, "encode_ordinary_batch_flat"))
+        self.cuttable = byte_level  # documents may be cut at safe cuts (streaming.py)
+
+    def cut(self, buffer: str, start: int, end: int) -> int:
+        return safe_cut(buffer, (), start=start, end=end)  # encode_ordinary: no special token is matched
+
+    def encode(self, texts: list[str], suffix: list[int]) -> tuple[np.ndarray, list[int]]:
+        """(flat uint32 ids, ids per text): text k's ids, then suffix[k] if it is >= 0."""
+        if self.native:
+            try:
+                ids, counts = self.tok._core.encode_ordinary_batch_flat(texts, suffix, self.threads)
+            except UnicodeEncodeError:  # lone surrogates: as encode_ordinary does
+                texts = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+                ids, counts = self.tok._core.encode_ordinary_batch_flat(texts, suffix, self.threads)
+            return ids, list(counts)
+        per_text = [ids + [s] if s >= 0 else ids for ids, s in zip(self._encode_many(texts), suffix)]
+        flat = np.fromiter((i for ids in per_text for i in ids), dtype=np.uint32)
+        return flat, [len(ids) for ids in per_text]
+
+    def _encode_many(self, texts: list[str]) -> list[list[int]]:
+        tok = self.tok
+        if hasattr(tok, "encode_ordinary_batch"):
+            return tok.encode_ordinary_batch(texts, num_threads=self.threads)
+        if hasattr(tok, "encode_ordinary"):
+            return [tok.encode_ordinary(t) for t in texts]
+        try:
+            return [tok.encode(t, add_special_tokens=False) for t in texts]
+        except TypeError:
+            return [tok.encode(t) for t in texts]
+
+
+def token_id(tok, token: str) -> int | None:
+    """The id of a (special) token given by its text, or None."""
+    for method in ("encode_single_token", "token_to_id"):
+        fn = getattr(tok, method, None)
+        if fn is not None:
+            try:
+                i = fn(token)
+            except (KeyError, ValueError, TypeError, Exception):
+                i = None
+            if i is not None:
+                return int(i)
+    piece_to_id, id_to_piece = getattr(tok, "piece_to_id", None), getattr(tok, "id_to_piece", None)
+    if piece_to_id is not None and id_to_piece is not None:
+        i = piece_to_id(token)
+        if i is not None and id_to_piece(i) == token:
+            return int(i)
+    return None
+
+
+def resolve_eot(tok, eot) -> int | None:
+    """The end-of-document id: eot is "auto", a token's text, an id, or None (no boundary token)."""
+    if eot is None or eot is False:
+        return None
+    n_vocab = tok.n_vocab
+    if isinstance(eot, int) and not isinstance(eot, bool):
+        if not 0 <= eot < n_vocab:
+            raise ValueError(f"end-of-text id {eot} is outside the vocabulary (0..{n_vocab - 1})")
+        return eot
+    if not isinstance(eot, str):
+        raise TypeError(f"eot must be 'auto', a token, an id or None, got {type(eot).__name__}")
+    if eot != "auto":
+        i = token_id(tok, eot)
+        if i is None:
+            raise ValueError(f"{eot!r} is not a token of this tokenizer (choose the end-of-text token with "
+                             "--eot-token, or --no-eot)")
+        return i
+    for candidate in EOT_CANDIDATES:
+        i = token_id(tok, candidate)
+        if i is not None:
+            return i
+    raise ValueError(f"the tokenizer has none of the end-of-text tokens {', '.join(EOT_CANDIDATES)}: choose one "
+                     "with --eot-token TOKEN (eot=...), or --no-eot (eot=None) for no token between documents")
+
+
+# --------------------------------------------------------------------------------------------------
+# Writing
+
+
+class _Part:
+    """A data file being written: a partial file, its count and crc32; `.npy` gets its header first
+    (rewritten with the final count at the end)."""
+
+    NPY_HEADER = 128
+
+    def __init__(self, target: Path, dtype: np.dtype):
+        self.target, self.dtype = target, dtype
+        self.npy = target.suffix == ".npy"
+        self.file, self.path = outputs.partial_file(target)
+        self.count = 0
+        self.crc = 0
+        if self.npy:
+            self.file.write(self._npy_header(0))
+
+    def _npy_header(self, count: int) -> bytes:
+        descr = np.lib.format.dtype_to_descr(self.dtype)
+        text = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': ({count},), }}"
+        text = text.ljust(self.NPY_HEADER - 10 - 1) + "\n"
+        return b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode("latin1")
+
+    def write(self, ids: np.ndarray) -> None:
+        data = ids.astype(self.dtype, copy=False)
+        buf = memoryview(np.ascontiguousarray(data)).cast("B")
+        self.file.write(buf)
+        self.crc = zlib.crc32(buf, self.crc)
+        self.count += len(data)
+
+    def close(self) -> dict:
+        if self.npy:
+            self.file.seek(0)
+            self.file.write(self._npy_header(self.count))
+        self.file.close()
+        return {"count": self.count, "bytes": self.count * self.dtype.itemsize, "crc32": self.crc}
+
+    def discard(self) -> None:
+        try:
+            self.file.close()
+        finally:
+            outputs.discard(self.path)
+
+
+def _val_document(k: int, fraction: float) -> bool:
+    """Whether document k goes to the validation split: every 1/fraction-th, evenly spread."""
+    return fraction > 0 and int((k + 1) * fraction) > int(k * fraction)
+
+
+def _split_name(output: Path, split: str) -> Path:
+    return output if split == "train" else output.with_name(f"{output.stem}_{split}{output.suffix}")
+
+
+class _SingleOutput:
+    """One file per split, committed together with their sidecars at the end."""
+
+    def __init__(self, output: Path, dtype, splits, overwrite: bool):
+        self.targets = {s: _split_name(output, s) for s in splits}
+        for target in self.targets.values():
+            sidecar = _sidecar(target)
+            if not overwrite and (target.exists() or sidecar.exists()):
+                raise FileExistsError(f"{target} already exists; pass --overwrite (overwrite=True) to replace it")
+        self.parts = {}
+        for s, target in self.targets.items():
+            self.parts[s] = _Part(target, dtype)
+        self.documents = 0
+
+    def write(self, split: str, ids: np.ndarray) -> None:
+        self.parts[split].write(ids)
+
+    def document_done(self) -> None:
+        self.documents += 1
+
+    def finish(self, meta: dict) -> dict:
+        pairs, retire, result = [], [], {}
+        for s, part in self.parts.items():
+            target = self.targets[s]
+            info = dict(meta, format="npy" if part.npy else "bin", split=s, **part.close())
+            info["bytes"] += part.NPY_HEADER if part.npy else 0
+            sidecar = _sidecar(target)
+            f, side_partial = outputs.partial_file(sidecar)
+            with f:
+                f.write(json.dumps(info, indent=1).encode())
+            pairs += [(part.path, target), (side_partial, sidecar)]
+            retire.append(sidecar)
+            result[s] = info
+        outputs.commit(pairs, retire=retire)
+        return result
+
+    def abort(self) -> None:
+        for part in self.parts.values():
+            part.discard()
+
+
+class _ShardedOutput:
+    """Shards of about shard_size tokens per split in a folder, and index.json rewritten after each
+    checkpoint (all open shards closed at a document end)."""
+
+    def __init__(self, folder: Path, dtype, splits, shard_size: int, header: dict, overwrite: bool, resume: bool):
+        self.folder, self.dtype, self.splits, self.shard_size = folder, dtype, splits, shard_size
+        self.index_path = folder / INDEX_NAME
+        self.header = header
+        self.shards: list[dict] = []
+        self.documents = 0
+        self.skip = 0
+        if self.index_path.exists():
+            old = _read_index(folder)
+            if resume:
+                self._check_resumable(old)
+                self.shards = old["shards"]
+                self.documents = self.skip = old["documents"]
+            elif not overwrite:
+                raise FileExistsError(f"{self.index_path} already exists; pass --resume to continue it or "
+                                      "--overwrite to replace it")
+            else:
+                for s in old.get("shards", []):
+                    _remove_inside(folder, s.get("file"))
+        folder.mkdir(parents=True, exist_ok=True)
+        listed = {s["file"] for s in self.shards}
+        for p in folder.glob("*-*.bin"):  # shards of a killed run after its last checkpoint
+            if p.name not in listed and p.name.split("-")[0] in ("train", "val"):
+                p.unlink()
+        self.parts: dict[str, _Part] = {}
+        self.next_number = {s: sum(1 for x in self.shards if x["split"] == s) for s in splits}
+
+    def _check_resumable(self, old: dict) -> None:
+        for key in ("dtype", "tokenizer", "n_vocab", "eot_token", "sources", "val_fraction", "shard_size"):
+            if old.get(key) != self.header.get(key):
+                raise ValueError(f"{self.index_path}: cannot resume: {key} was {old.get(key)!r}, now "
+                                 f"{self.header.get(key)!r} (same inputs and options needed; or --overwrite)")
+        if old.get("complete"):
+            raise ValueError(f"{self.index_path}: already complete; nothing to resume")
+
+    def write(self, split: str, ids: np.ndarray) -> None:
+        part = self.parts.get(split)
+        if part is None and not len(ids):
             return
-        while len(pending) >= CHUNK_CHARS:
-            cut = safe_cut(pending, special_tokens)
-            if cut <= 0:
-                break  # no certain boundary yet: read more
-            yield pending[:cut], False
-            pending = pending[cut:]
+        if part is None:
+            name = f"{split}-{self.next_number[split]:06d}.bin"
+            part = self.parts[split] = _Part(self.folder / name, self.dtype)
+        part.write(ids)
+
+    def document_done(self) -> None:
+        self.documents += 1
+        part = self.parts.get("train")
+        if part is not None and part.count >= self.shard_size:
+            self.checkpoint(complete=False)
+
+    def checkpoint(self, complete: bool) -> dict:
+        pairs = []
+        for split, part in self.parts.items():
+            info = part.close()
+            self.shards.append({"file": part.target.name, "split": split, "documents_end": self.documents, **info})
+            self.next_number[split] += 1
+            pairs.append((part.path, part.target))
+        self.parts = {}
+        index = dict(self.header, format=SHARDS_FORMAT, version=1, complete=complete, documents=self.documents,
+                     count=sum(s["count"] for s in self.shards), shards=self.shards)
+        f, index_partial = outputs.partial_file(self.index_path)
+        with f:
+            f.write(json.dumps(index, indent=1).encode())
+        outputs.commit(pairs + [(index_partial, self.index_path)])
+        return index
+
+    def finish(self, meta: dict) -> dict:
+        self.header = dict(self.header, **meta)
+        return self.checkpoint(complete=True)
+
+    def abort(self) -> None:
+        for part in self.parts.values():
+            part.discard()
+
+
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + ".json")
+
+
+def _inside(folder: Path, name) -> Path:
+    """folder / name, refusing a name that leaves the folder (absolute, .., a separator)."""
+    if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise ValueError(f"{folder / INDEX_NAME}: shard file {name!r} is not a plain file name inside the folder")
+    return folder / name
+
+
+def _remove_inside(folder: Path, name) -> None:
+    try:
+        os.unlink(_inside(folder, name))
+    except (OSError, ValueError):
+        pass
+
+
+# --------------------------------------------------------------------------------------------------
+# Encoding
+
+
+class Progress:
+    """What the progress callback receives: totals so far."""
+
+    __slots__ = ("bytes", "total_bytes", "documents", "tokens", "seconds")
+
+    def __init__(self, total_bytes):
+        self.bytes, self.total_bytes, self.documents, self.tokens = 0, total_bytes, 0, 0
+        self.seconds = 0.0
+
+
+def encode_dataset(
+    tok,
+    inputs,
+    output: str | os.PathLike,
+    *,
+    input_format: str = "auto",
+    field: str = "text",
+    separator: str | None = None,
+    eot="auto",
+    shard_size: int | None = None,
+    val_fraction: float = 0.0,
+    resume: bool = False,
+    overwrite: bool = False,
+    num_threads: int | None = None,
+    errors: str = "strict",
+    progress: Callable[[Progress], None] | None = None,
+) -> dict:
+    """Encodes the inputs (paths, folders, globs, URLs, "-") into `output`; returns the metadata (the
+    sidecar of the train file, or the shards' index). See the module docstring."""
+    if errors not in ("strict", "replace"):
+        raise ValueError(f'errors must be "strict" or "replace", got {errors!r}')
+    if separator is not None and (not isinstance(separator, str) or not separator):
+        raise ValueError(f"separator must be a non-empty string or None, got {separator!r}")
+    if not isinstance(val_fraction, (int, float)) or not 0 <= val_fraction < 1:
+        raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction!r}")
+    if shard_size is not None and (isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1):
+        raise ValueError(f"shard_size must be a positive number of tokens, got {shard_size!r}")
+    if num_threads is not None and (isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1):
+        raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
+    if resume and shard_size is None:
+        raise ValueError("resume needs a sharded output (shard_size / --shard-size)")
+    if is_url(os.fspath(output)):
+        return _via_local_copy(tok, inputs, os.fspath(output), locals())
+    output = Path(output)
+    sources = expand_inputs(inputs)
+    if shard_size is None:
+        if output.suffix not in (".bin", ".npy"):
+            raise ValueError(f"{output}: the output must end in .bin or .npy (or give --shard-size for a folder of shards)")
+        if output.is_dir():
+            raise ValueError(f"{output}: is a directory")
+        if not output.parent.is_dir():
+            raise FileNotFoundError(f"{output.parent}: no such folder for the output")
+    elif output.suffix in (".bin", ".npy") or (output.exists() and not output.is_dir()):
+        raise ValueError(f"{output}: with a shard size the output is a folder (shards and {INDEX_NAME})")
+    elif not output.parent.is_dir():
+        raise FileNotFoundError(f"{output.parent}: no such folder for the output folder")
+    eot_id = resolve_eot(tok, eot)
+    dtype = dtype_for(tok.n_vocab)
+    encoder = _Encoder(tok, num_threads or os.cpu_count() or 1)
+    splits = ("train", "val") if val_fraction > 0 else ("train",)
+    header = {
+        "dtype": dtype.name,
+        "byteorder": "little" if np.little_endian else "big",
+        "tokenizer": getattr(tok, "name", None) or type(tok).__name__,
+        "n_vocab": tok.n_vocab,
+        "eot_token": eot_id,
+        "separator": separator,
+        "sources": [s.name for s in sources],
+        "val_fraction": val_fraction,
+        "shard_size": shard_size,
+    }
+    if shard_size is None:
+        out = _SingleOutput(output, dtype, splits, overwrite)
+    else:
+        out = _ShardedOutput(output, dtype, splits, shard_size, header, overwrite, resume)
+    state = Progress(sum(s.size or 0 for s in sources) if all(s.size is not None for s in sources) else None)
+    started = time.perf_counter()
+    counter = [0]
+    per_source = []
+    try:
+        document = 0  # documents seen so far (across sources)
+        batch: list[tuple[str, bool, str]] = []  # (text, ends_document, split)
+        chars = 0
+
+        def flush():
+            nonlocal chars
+            if not batch:
+                return
+            texts = [t for t, _, _ in batch]
+            suffix = [eot_id if ends and eot_id is not None else -1 for _, ends, _ in batch]
+            ids, counts = encoder.encode(texts, suffix)
+            _write_batch(out, batch, ids, counts)
+            state.tokens += len(ids)
+            batch.clear()
+            chars = 0
+
+        for source in sources:
+            before_tokens, before_docs = state.tokens, document
+            for text, ends, in segments(source, fmt=input_format, field=field, separator=separator, errors=errors,
+                                        cut=encoder.cut if encoder.cuttable else None, counter=counter):
+                if document < getattr(out, "skip", 0):
+                    document += ends
+                    continue
+                batch.append((text, ends, "val" if _val_document(document, val_fraction) else "train"))
+                chars += len(text)
+                document += ends
+                if chars >= BATCH_CHARS:
+                    flush()
+                    _report(progress, state, counter, document, started)
+            flush()
+            _report(progress, state, counter, document, started)
+            per_source.append({"name": source.name, "bytes": source.size, "documents": document - before_docs,
+                               "tokens": state.tokens - before_tokens})
+        meta = {"documents": document, "elapsed_seconds": round(time.perf_counter() - started, 3)}
+        if shard_size is None:
+            files = out.finish(dict(header, **meta, inputs=per_source))
+            result = files["train"]
+            if "val" in files:
+                result = dict(result, val=files["val"])
+        else:
+            result = out.finish(meta)
+        state.bytes = state.total_bytes if state.total_bytes is not None else counter[0]
+        _report(progress, state, None, document, started)
+        return result
+    except BaseException:
+        out.abort()
+        raise
+
+
+def _write_batch(out, batch, ids: np.ndarray, counts: list[int]) -> None:
+    """Writes the ids of a batch, run by run of segments of the same split, with document ends
+    reported to the output (where a shard may close)."""
+    pos = 0
+    run_start = 0
+    run_split = None
+    for (text, ends, split), n in zip(batch, counts):
+        if split != run_split and run_split is not None:
+            out.write(run_split, ids[run_start:pos])
+            run_start = pos
+        run_split = split
+        pos += n
+        if ends:
+            out.write(run_split, ids[run_start:pos])
+            run_start = pos
+            out.document_done()
+    if pos > run_start:
+        out.write(run_split, ids[run_start:pos])
+
+
+def _report(progress, state: Progress, counter, documents: int, started: float) -> None:
+    if counter is not None:
+        state.bytes = counter[0]
+    state.documents = documents
+    state.seconds = time.perf_counter() - started
+    if progress is not None:
+        progress(state)
+
+
+def _via_local_copy(tok, inputs, url: str, options: dict) -> dict:
+    """Writes to an fsspec URL: encodes into a local temporary folder, then uploads each file (the
+    sidecar / index last). Resume is not supported there."""
+    import shutil
+    import tempfile
+
+    fsspec = require_fsspec(url)
+    if options.get("resume"):
+        raise ValueError(f"{url}: --resume works on local outputs only")
+    fs, _, (root,) = fsspec.get_fs_token_paths(url)
+    protocol = url.split("://", 1)[0]
+    sharded = options.get("shard_size") is not None
+    if not options.get("overwrite") and (fs.exists(root) if not sharded else fs.exists(root + "/" + INDEX_NAME)):
+        raise FileExistsError(f"{url} already exists; pass --overwrite (overwrite=True) to replace it")
+    kwargs = {k: options[k] for k in ("input_format", "field", "separator", "eot", "shard_size", "val_fraction",
+                                       "num_threads", "errors", "progress")}
+    tmp = Path(tempfile.mkdtemp(prefix="tokenforge-upload-"))
+    try:
+        name = "out" if sharded else os.path.basename(root)
+        meta = encode_dataset(tok, inputs, tmp / name, **kwargs)
+        local = tmp / name
+        files = sorted(local.iterdir()) if sharded else sorted(tmp.iterdir())
+        last = [f for f in files if f.name.endswith(".json")]
+        target_dir = root if sharded else os.path.dirname(root)
+        for f in [f for f in files if f not in last] + last:
+            fs.put_file(str(f), f"{target_dir}/{f.name}")
+        return meta
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def encode_files(
@@ -78,123 +537,117 @@ def encode_files(
     num_threads: int | None = None,
     overwrite: bool = False,
     errors: str = "strict",
-    progress: Callable[[int, int], None] | None = None,
+    progress=None,
+    **options,
 ) -> dict:
-    """Encodes files into `output` (.bin or .npy) and returns the sidecar metadata."""
-    output = Path(output)
-    files = [Path(f) for f in files]
+    """encode_dataset with the older argument names (add_eot=False is eot=None)."""
+    files = [files] if isinstance(files, (str, os.PathLike)) else list(files)
     if not files:
         raise ValueError("no input files")
     for f in files:
-        if f.is_dir():
+        if not is_url(os.fspath(f)) and os.fspath(f) != "-" and Path(f).is_dir():
             raise ValueError(f"{f}: is a directory")
-        if not f.exists():
-            raise FileNotFoundError(f"{f}: no such file")
-    sidecar = output.with_name(output.name + ".json")
-    if not overwrite and (output.exists() or sidecar.exists()):
-        raise FileExistsError(f"{output} already exists; pass overwrite=True (--overwrite) to replace it")
-    eot = None
-    if add_eot:
-        eot = tok.eot_token if "<|endoftext|>" in tok.special_tokens_set else None
-        if eot is None:
-            raise ValueError("the tokenizer has no <|endoftext|> token; pass add_eot=False")
-    dtype = dtype_for(tok.n_vocab)
-    threads = num_threads or os.cpu_count() or 1
-    specials = tok.special_tokens_set
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fd, raw_tmp = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".partial")
-    count = 0
-    sources = []
-    try:
-        with os.fdopen(fd, "wb") as out:
-            for path in files:
-                file_tokens = 0
-                batch: list[tuple[str, bool]] = []
-                batch_chars = 0
-
-                def flush():
-                    nonlocal count, file_tokens, batch_chars
-                    ids = _encode_flat(tok, batch, eot, threads)
-                    ids.astype(dtype, copy=False).tofile(out)
-                    count += len(ids)
-                    file_tokens += len(ids)
-                    if progress:
-                        progress(sum(len(c.encode("utf-8")) for c, _ in batch), len(ids))
-                    batch.clear()
-                    batch_chars = 0
-
-                try:
-                    for item in _segments(path, separator, specials, errors):
-                        batch.append(item)
-                        batch_chars += len(item[0])
-                        if batch_chars >= BATCH_CHARS:
-                            flush()
-                    flush()
-                except UnicodeDecodeError as e:
-                    raise ValueError(f"{path}: not UTF-8 ({e.reason} in a chunk near byte offset {e.start}); "
-                                     f"pass errors='replace' to replace invalid bytes") from None
-                sources.append({"path": str(path), "bytes": path.stat().st_size, "tokens": file_tokens})
-        final_tmp = raw_tmp
-        if output.suffix == ".npy":
-            final_tmp = _raw_to_npy(raw_tmp, dtype, count, output.parent, output.name)
-            os.unlink(raw_tmp)
-        meta = {
-            "format": "npy" if output.suffix == ".npy" else "bin",
-            "dtype": dtype.name,
-            "byteorder": "little" if np.little_endian else "big",
-            "count": count,
-            "tokenizer": getattr(tok, "name", "tokenizer"),
-            "n_vocab": tok.n_vocab,
-            "eot_token": eot,
-            "separator": separator,
-            "sources": sources,
-        }
-        os.replace(final_tmp, output)
-    except BaseException:
-        for p in (raw_tmp,):
-            try:
-                os.unlink(p)
-            except OSError:
-                pass
-        raise
-    write_atomic(sidecar, json.dumps(meta, indent=1).encode())
-    return meta
+    eot = options.pop("eot", "auto" if add_eot else None)
+    return encode_dataset(tok, files, output, separator=separator, eot=eot, num_threads=num_threads,
+                          overwrite=overwrite, errors=errors, progress=progress, **options)
 
 
-def _encode_flat(tok, batch: list[tuple[str, bool]], eot: int | None, threads: int) -> np.ndarray:
-    """The ids of a batch of segments, one flat array, eot after each segment that ends a document."""
-    texts = [t for t, _ in batch]
-    suffix = [eot if ends and eot is not None else -1 for _, ends in batch]
-    if tok._native_pattern < 0 or getattr(tok, "_normalizer", None) is not None:  # the Python path
-        return np.asarray([i for t, s in zip(texts, suffix) for i in tok.encode_ordinary(t) + ([s] if s >= 0 else [])],
-                          dtype=np.uint32)
-    try:
-        ids, _ = tok._core.encode_ordinary_batch_flat(texts, suffix, threads)
-    except UnicodeEncodeError:
-        from .tokenizer import _replace_surrogates
-
-        ids, _ = tok._core.encode_ordinary_batch_flat([_replace_surrogates(t) for t in texts], suffix, threads)
-    return ids
+# --------------------------------------------------------------------------------------------------
+# Reading
 
 
-def _raw_to_npy(raw_path: str, dtype: np.dtype, count: int, folder: Path, name: str) -> str:
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".partial")
-    try:
-        with os.fdopen(fd, "wb") as out, open(raw_path, "rb") as src:
-            np.lib.format.write_array_header_1_0(out, {"descr": np.lib.format.dtype_to_descr(dtype),
-                                                       "fortran_order": False, "shape": (count,)})
-            while block := src.read(1 << 24):
-                out.write(block)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return tmp
+def _checked_dtype(meta: dict, where) -> np.dtype:
+    name = meta.get("dtype") if isinstance(meta, dict) else None
+    if name not in READABLE_DTYPES:
+        raise ValueError(f"{where}: dtype {name!r} is not one that tokenforge writes ({', '.join(READABLE_DTYPES)})")
+    dtype = np.dtype(name)
+    order = meta.get("byteorder", "little" if np.little_endian else "big")
+    if order not in ("little", "big"):
+        raise ValueError(f"{where}: byteorder {order!r} is not little or big")
+    return dtype.newbyteorder("<" if order == "little" else ">")
 
 
-def read_ids(path: str | os.PathLike) -> np.ndarray:
-    """Memory-maps an output of encode_files (using its sidecar for a .bin)."""
+def _check_file(path: Path, info: dict, dtype: np.dtype, where, verify: bool, offset: int = 0) -> None:
+    count = info.get("count")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise ValueError(f"{where}: count {count!r} is not a non-negative int")
+    size = path.stat().st_size
+    if size != offset + count * dtype.itemsize:
+        raise ValueError(f"{where} does not describe {path.name}: {count} {dtype.name} ids are "
+                         f"{offset + count * dtype.itemsize} bytes, the file has {size} (an interrupted write?)")
+    if verify and "crc32" in info:
+        crc = 0
+        with open(path, "rb") as f:
+            f.seek(offset)
+            while block := f.read(1 << 24):
+                crc = zlib.crc32(block, crc)
+        if crc != info["crc32"]:
+            raise ValueError(f"{path}: checksum differs from {where} (the file changed or is damaged)")
+
+
+def read_ids(path: str | os.PathLike, *, verify: bool = False) -> np.ndarray:
+    """Memory-maps an output file of encode_files / encode_dataset, checked against its sidecar
+    (verify=True also compares the checksum, reading the whole file)."""
     path = Path(path)
+    sidecar = _sidecar(path)
     if path.suffix == ".npy":
-        return np.load(path, mmap_mode="r")
-    meta = json.loads(path.with_name(path.name + ".json").read_text())
-    return np.memmap(path, dtype=np.dtype(meta["dtype"]), mode="r")
+        ids = np.load(path, mmap_mode="r", allow_pickle=False)
+        if ids.dtype.name not in READABLE_DTYPES or ids.ndim != 1:
+            raise ValueError(f"{path}: a {ids.dtype.name} array of {ids.ndim} dimensions, not token ids")
+        if sidecar.exists() and verify:
+            _check_file(path, _load_json(sidecar), ids.dtype, sidecar, True, offset=path.stat().st_size - ids.nbytes)
+        return ids
+    if not sidecar.exists():
+        raise ValueError(f"{path}: no sidecar {sidecar.name} (an interrupted write, or not written by tokenforge)")
+    meta = _load_json(sidecar)
+    dtype = _checked_dtype(meta, sidecar)
+    _check_file(path, meta, dtype, sidecar, verify)
+    if meta["count"] == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r")
+
+
+def _load_json(path: Path) -> dict:
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"{path}: not a JSON object")
+    return obj
+
+
+def _read_index(folder: Path) -> dict:
+    index = _load_json(folder / INDEX_NAME)
+    shards = index.get("shards")
+    if not isinstance(shards, list) or not all(isinstance(s, dict) for s in shards):
+        raise ValueError(f"{folder / INDEX_NAME}: no list of shards")
+    return index
+
+
+def open_shards(folder: str | os.PathLike, split: str | None = "train", *, verify: bool = False) -> list[np.ndarray]:
+    """The shards of a sharded output (encode_dataset with shard_size, or encode_files_ray), in
+    order, each memory-mapped and checked against the index (split=None: every shard)."""
+    folder = Path(folder)
+    index = _read_index(folder)
+    where = folder / INDEX_NAME
+    if index.get("complete") is False:
+        raise ValueError(f"{where}: an interrupted run (not complete); continue it with --resume (resume=True)")
+    dtype = _checked_dtype(index, where)
+    arrays = []
+    for s in index["shards"]:
+        if split is not None and s.get("split", "train") != split:
+            continue
+        path = _inside(folder, s.get("file"))
+        _check_file(path, s, dtype, where, verify)
+        arrays.append(np.memmap(path, dtype=dtype, mode="r") if s["count"] else np.zeros(0, dtype=dtype))
+    return arrays
+
+
+def read_shards(folder: str | os.PathLike, split: str | None = "train", *, verify: bool = False) -> np.ndarray:
+    """The ids of a sharded output, shards concatenated in index order (read into memory)."""
+    parts = open_shards(folder, split, verify=verify)
+    if not parts:
+        dtype = _checked_dtype(_read_index(Path(folder)), Path(folder) / INDEX_NAME)
+        return np.zeros(0, dtype=dtype)
+    return np.concatenate(parts)

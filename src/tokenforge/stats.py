@@ -58,21 +58,17 @@ def _items(texts_or_paths) -> list:
 
 
 def _read_chunks(path: Path, sizes: list[int]):
-    """Yields the file's text in chunks; adds (characters, bytes) to sizes."""
-    try:
-        with open(path, encoding="utf-8", errors="strict", newline="") as f:
-            while True:
-                try:
-                    chunk = f.read(READ_CHARS)
-                except UnicodeDecodeError as e:
-                    raise ValueError(f"{path}: not UTF-8 text ({e.reason} at a byte near {e.start})") from None
-                if not chunk:
-                    return
-                sizes[0] += len(chunk)
-                sizes[1] += len(chunk.encode("utf-8", errors="surrogatepass"))
-                yield chunk
-    except IsADirectoryError:
-        raise ValueError(f"{path}: is a directory, not a text file") from None
+    """Yields the file's text in chunks; adds (characters, bytes) to sizes. Invalid UTF-8 is an
+    error giving its byte offset in the file."""
+    from .dataset_readers import text_blocks
+
+    if path.is_dir():
+        raise ValueError(f"{path}: is a directory, not a text file")
+    with open(path, "rb") as f:
+        for chunk in text_blocks(f, str(path), "strict"):
+            sizes[0] += len(chunk)
+            sizes[1] += len(chunk.encode("utf-8", errors="surrogatepass"))
+            yield chunk
 
 
 def _token_text(b: bytes) -> str:
@@ -298,7 +294,7 @@ def _length_plot(runs: list[dict], max_len: int = 24) -> bytes:
             x = np.arange(1, max_len + 1) + (k - (len(runs) - 1) / 2) * width
             ax.bar(x, share, width=width, label=r["tokenizer"])
         ax.set_title(f"Token length: {title}")
-        ax.set_xlabel("bytes per token")
+        ax.set_xlabel("token length (bytes)")
         ax.set_ylabel("share (%)")
         ticks = [*range(1 if max_len <= 16 else 2, max_len, 1 if max_len <= 16 else 2), max_len]
         ax.set_xticks(ticks, [*map(str, ticks[:-1]), f"{max_len}+"])
@@ -348,7 +344,7 @@ def write_report(stats: Mapping | Sequence[Mapping], out_dir: str | os.PathLike,
     which the tables and plots then compare. Each file is written atomically. Returns the paths by
     kind: {"json", "markdown", "token_lengths", "vocab_use"}.
     """
-    from .load import write_atomic
+    from .outputs import write_atomic
 
     runs = _as_list(stats)
     out = Path(out_dir)

@@ -84,10 +84,22 @@ def connect(address: str | None = None):
     if not ray.is_initialized():
         env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
         options = {"runtime_env": {"env_vars": env}} if env else {}
-        if address is None:  # a new local instance: its services listen on the loopback only
-            options.update(_node_ip_address="127.0.0.1", dashboard_host="127.0.0.1", include_dashboard=False)
+        if address is None and not os.environ.get("RAY_ADDRESS"):
+            _loopback_only(options)
         ray.init(address=address, **options)
     return ray
+
+
+def _loopback_only(options: dict) -> None:
+    """Options (and the switch Ray reads) for a new local instance whose services all listen on
+    127.0.0.1. Ray binds its gRPC servers to every interface and replaces a loopback node address by
+    the machine's unless its "cluster" mode is off (what it does on macOS and Windows), so that mode
+    is turned off, in this process and in the processes Ray starts from it."""
+    import ray._private.ray_constants as constants
+
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    constants.ENABLE_RAY_CLUSTER = False
+    options.update(_node_ip_address="127.0.0.1", include_dashboard=False)
 
 
 def _check_cpus(ray, cpus: int) -> None:

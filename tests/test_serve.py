@@ -515,3 +515,130 @@ def test_page_in_headless_chromium(server, tags_tokenizer_file):
         print(f"\nscreenshot of the visualizer: {shot}")
     finally:
         driver.quit()
+
+
+# --------------------------------------------------------------------------------------------------
+# Every request answered; hostile and slow clients bounded
+
+
+def raw_exchange(server, data: bytes, *, wait: float = 5.0) -> bytes:
+    """Sends raw bytes on one connection and returns everything the server sends until it closes."""
+    import socket
+
+    host, port = server.server_address[:2]
+    with socket.create_connection((host, port), timeout=wait) as s:
+        s.sendall(data)
+        chunks = []
+        try:
+            while chunk := s.recv(65536):
+                chunks.append(chunk)
+        except (TimeoutError, ConnectionResetError):
+            pass
+    return b"".join(chunks)
+
+
+def test_every_family_answers(tmp_path, corpus_texts):
+    text = corpus_texts["shakespeare"][:30_000]
+    wp = tokenforge.WordPieceTokenizer.train([text], vocab_size=400)
+    cb = tokenforge.CharBPETokenizer.train([text], vocab_size=400)
+    sp = tokenforge.train_unigram([text], vocab_size=300)
+    files = []
+    for name, tok in [("wp.json", wp), ("cb.json", cb), ("sp.tokenforge", sp)]:
+        tok.save(tmp_path / name)
+        files.append(tmp_path / name)
+    server, thread = _start(tokenizer_files=files, encodings=["gpt2"])
+    try:
+        sample = "First Citizen: hello there, ZEBRA!"
+        for path, tok in zip(files, (wp, cb, sp)):
+            status, answer = tokenize(server, sample, tokenizer=path.name)
+            assert status == 200, answer
+            want = tok.encode(sample, add_special_tokens=False) if hasattr(tok, "token_to_id") else tok.encode(sample)
+            assert answer["count"] == len(want) and [t["id"] for t in answer["tokens"]] == want
+            assert answer["pieces"] == "model" and all(t["text"] for t in answer["tokens"])
+    finally:
+        _stop(server, thread)
+
+
+def test_hostile_requests_get_json_answers_with_security_headers(server):
+    cases = [
+        (b"BREW /pot HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", b"501"),
+        (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", b"414"),
+        (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"b" * 70_000 + b"\r\n\r\n", b"431"),
+        (b"GARBAGE\r\n\r\n", b"400"),
+    ]
+    for data, status in cases:
+        answer = raw_exchange(server, data)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.split(b" ")[1] == status, answer[:200]
+        assert b"X-Content-Type-Options: nosniff" in head and b"Content-Security-Policy:" in head
+        assert b"Content-Type: application/json" in head and "error" in json.loads(body)
+
+
+@pytest.mark.parametrize("length", ["1_0", "+5", "٥", "5, 6", "-1", "0x5", "5 5"])
+def test_content_length_is_strict(server, length):
+    body = b'{"text": "hi", "tokenizer": "gpt2"}'
+    data = (b"POST /api/tokenize HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {length}\r\n\r\n".encode() + body)
+    answer = raw_exchange(server, data)
+    assert answer.startswith(b"HTTP/1.1 400") and b"Content-Length" in answer.partition(b"\r\n\r\n")[2]
+
+
+def test_get_with_a_body_is_not_read_as_a_second_request(server):
+    smuggled = b"GET /api/tokenizers HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    data = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n" + f"Content-Length: {len(smuggled)}\r\n\r\n".encode() + smuggled
+    answer = raw_exchange(server, data)
+    assert answer.startswith(b"HTTP/1.1 400") and answer.count(b"HTTP/1.1 ") == 1
+
+
+def test_deeply_nested_json_is_a_400(server):
+    body = b'{"text": ' + b"[" * 200_000 + b"]" * 200_000 + b', "tokenizer": "gpt2"}'
+    status, _, data = request(server, "POST", "/api/tokenize", body, {"Content-Type": "application/json"})
+    assert status == 400 and "nested too deeply" in json.loads(data)["error"]
+
+
+def test_slow_clients_are_bounded_per_request():
+    import socket
+
+    server, thread = _start(encodings=["gpt2"], request_seconds=1.0)
+    try:
+        host, port = server.server_address[:2]
+        start = time.monotonic()
+        with socket.create_connection((host, port), timeout=10) as s:
+            s.sendall(b"GET / HTTP/1.1\r\n")
+            answer = b""
+            try:
+                for k in range(20):  # a header line every 0.3 s: each recv alone would never time out
+                    s.sendall(f"X-{k}: y\r\n".encode())
+                    time.sleep(0.3)
+            except OSError:
+                pass
+            try:
+                while chunk := s.recv(65536):
+                    answer += chunk
+            except OSError:
+                pass
+        assert time.monotonic() - start < 5
+        assert answer.startswith(b"HTTP/1.1 408") and b"nosniff" in answer
+    finally:
+        _stop(server, thread)
+
+
+def test_connections_are_capped():
+    import socket
+
+    server, thread = _start(encodings=["gpt2"], max_connections=2, request_seconds=5.0)
+    try:
+        host, port = server.server_address[:2]
+        idle = [socket.create_connection((host, port), timeout=10) for _ in range(2)]
+        time.sleep(0.3)
+        before = threading.active_count()
+        answer = raw_exchange(server, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 503") and b"nosniff" in answer
+        assert threading.active_count() <= before
+        for s in idle:
+            s.close()
+        time.sleep(0.3)
+        status, _, _ = request(server, "GET", "/api/tokenizers")
+        assert status == 200
+    finally:
+        _stop(server, thread)

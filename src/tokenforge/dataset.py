@@ -241,6 +241,8 @@ class _ShardedOutput:
     """Shards of about shard_size tokens per split in a folder, and index.json rewritten after each
     checkpoint (all open shards closed at a document end)."""
 
+    per_document = True
+
     def __init__(self, folder: Path, dtype, splits, shard_size: int, header: dict, overwrite: bool, resume: bool):
         self.folder, self.dtype, self.splits, self.shard_size = folder, dtype, splits, shard_size
         self.index_path = folder / INDEX_NAME
@@ -416,41 +418,24 @@ def encode_dataset(
     state = Progress(sum(s.size or 0 for s in sources) if all(s.size is not None for s in sources) else None)
     started = time.perf_counter()
     counter = [0]
-    per_source = []
     try:
-        document = 0  # documents seen so far (across sources)
-        batch: list[tuple[str, bool, str]] = []  # (text, ends_document, split)
-        chars = 0
-
-        def flush():
-            nonlocal chars
+        per_source = [{"name": src.name, "bytes": src.size, "documents": 0, "tokens": 0} for src in sources]
+        batches = _batches(sources, per_source, getattr(out, "skip", 0), val_fraction, counter,
+                           dict(fmt=input_format, field=field, separator=separator, errors=errors,
+                                cut=encoder.cut if encoder.cuttable else None))
+        document = getattr(out, "skip", 0)
+        for batch, document, nbytes in _prefetched(batches):
             if not batch:
-                return
-            texts = [t for t, _, _ in batch]
-            suffix = [eot_id if ends and eot_id is not None else -1 for _, ends, _ in batch]
+                continue
+            texts = [t for t, _, _, _ in batch]
+            suffix = [eot_id if ends and eot_id is not None else -1 for _, ends, _, _ in batch]
             ids, counts = encoder.encode(texts, suffix)
             _write_batch(out, batch, ids, counts)
+            for (_, _, _, k), n in zip(batch, counts):
+                per_source[k]["tokens"] += n
             state.tokens += len(ids)
-            batch.clear()
-            chars = 0
-
-        for source in sources:
-            before_tokens, before_docs = state.tokens, document
-            for text, ends, in segments(source, fmt=input_format, field=field, separator=separator, errors=errors,
-                                        cut=encoder.cut if encoder.cuttable else None, counter=counter):
-                if document < getattr(out, "skip", 0):
-                    document += ends
-                    continue
-                batch.append((text, ends, "val" if _val_document(document, val_fraction) else "train"))
-                chars += len(text)
-                document += ends
-                if chars >= BATCH_CHARS:
-                    flush()
-                    _report(progress, state, counter, document, started)
-            flush()
-            _report(progress, state, counter, document, started)
-            per_source.append({"name": source.name, "bytes": source.size, "documents": document - before_docs,
-                               "tokens": state.tokens - before_tokens})
+            state.bytes = nbytes
+            _report(progress, state, None, document, started)
         meta = {"documents": document, "elapsed_seconds": round(time.perf_counter() - started, 3)}
         if shard_size is None:
             files = out.finish(dict(header, **meta, inputs=per_source))
@@ -467,24 +452,92 @@ def encode_dataset(
         raise
 
 
+def _batches(sources, per_source, skip: int, val_fraction: float, counter, options):
+    """Batches of about BATCH_CHARS characters of (text, ends_document, split, source number), across
+    sources (many small files still fill a batch for every core), with the documents seen so far and
+    the bytes read; the first `skip` documents (done before a resume) are read but not returned."""
+    batch, chars, document = [], 0, 0
+    for k, source in enumerate(sources):
+        for text, ends in segments(source, counter=counter, **options):
+            if document < skip:
+                document += ends
+                continue
+            batch.append((text, ends, "val" if _val_document(document, val_fraction) else "train", k))
+            chars += len(text)
+            document += ends
+            per_source[k]["documents"] += ends
+            if chars >= BATCH_CHARS:
+                yield batch, document, counter[0]
+                batch, chars = [], 0
+    yield batch, document, counter[0]
+
+
+def _prefetched(iterator, depth: int = 1):
+    """Runs an iterator in a thread, `depth` items ahead: the next batch is read and parsed while
+    the native core encodes this one (it releases the GIL). Errors are raised here."""
+    import queue
+    import threading
+
+    items: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                items.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run():
+        try:
+            for item in iterator:
+                if not put(("item", item)):
+                    return
+            put(("end", None))
+        except BaseException as e:  # handed to the consumer
+            put(("error", e))
+
+    thread = threading.Thread(target=run, name="tokenforge-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = items.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
 def _write_batch(out, batch, ids: np.ndarray, counts: list[int]) -> None:
-    """Writes the ids of a batch, run by run of segments of the same split, with document ends
-    reported to the output (where a shard may close)."""
+    """Writes the ids of a batch, run by run of segments of the same split; an output that may close
+    a shard at a document end (sharded) is told of each."""
+    per_document = getattr(out, "per_document", False)
     pos = 0
     run_start = 0
     run_split = None
-    for (text, ends, split), n in zip(batch, counts):
+    ended = 0
+    for (text, ends, split, _), n in zip(batch, counts):
         if split != run_split and run_split is not None:
             out.write(run_split, ids[run_start:pos])
             run_start = pos
         run_split = split
         pos += n
         if ends:
-            out.write(run_split, ids[run_start:pos])
-            run_start = pos
-            out.document_done()
+            ended += 1
+            if per_document:
+                out.write(run_split, ids[run_start:pos])
+                run_start = pos
+                out.document_done()
     if pos > run_start:
         out.write(run_split, ids[run_start:pos])
+    if not per_document:
+        out.documents += ended
 
 
 def _report(progress, state: Progress, counter, documents: int, started: float) -> None:

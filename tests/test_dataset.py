@@ -454,3 +454,23 @@ def test_progress_reaches_the_total(tmp_path, files, gpt2):
     total = sum(p.stat().st_size for p in paths)
     assert seen[-1] == (total, meta["documents"], meta["count"], total)
     assert [b for b, *_ in seen] == sorted(b for b, *_ in seen)
+
+
+def test_readme_loader_example(tmp_path, monkeypatch, docs, gpt2):
+    """The PyTorch loader of the README runs on a real output (where PyTorch is installed)."""
+    torch = pytest.importorskip("torch")
+    import pathlib
+
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme[readme.index("## Preparing a training dataset"):]
+    code = section[section.index("```python") + len("```python"):section.index("```\n", section.index("```python"))]
+    write_jsonl(tmp_path / "d.jsonl", docs)
+    monkeypatch.chdir(tmp_path)
+    dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], tmp_path / "train.bin")
+    dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], tmp_path / "shards", shard_size=5000)
+    code = code.replace('Blocks("shards", 1024)', 'Blocks("shards", 64)')
+    scope = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    x, y = next(iter(scope["loader"]))
+    assert x.shape == (8, 64) and torch.equal(x[:, 1:], y[:, :-1])
+    assert scope["ids"].tolist() == dataset.read_ids(tmp_path / "train.bin").tolist()

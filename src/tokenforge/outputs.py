@@ -95,7 +95,7 @@ def commit(pairs, *, retire=()) -> None:
             os.chmod(partial, os.stat(target).st_mode & 0o7777)  # keep an existing file's mode
         except FileNotFoundError:
             pass
-    blocked = _block_signals()  # Ctrl-C / SIGTERM wait until the files agree again (not SIGKILL)
+    blocked = _block_signals()  # Ctrl-C / SIGTERM wait until the files agree again (SIGKILL cannot)
     try:
         for old in retire:
             try:
@@ -111,19 +111,34 @@ def commit(pairs, *, retire=()) -> None:
 
 
 def _block_signals():
+    """Defers SIGINT / SIGTERM (main thread only: Python runs signal handlers there): they are
+    recorded and raised again by _restore_signals. A signal mask would not do: a process-directed
+    signal goes to any thread that does not block it."""
     import signal
     import threading
 
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
         return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    pending: list[int] = []
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous[sig] = signal.signal(sig, lambda signum, frame: pending.append(signum))
+        except (ValueError, OSError):
+            pass
+    return previous, pending
 
 
-def _restore_signals(previous) -> None:
-    if previous is not None:
-        import signal
+def _restore_signals(state) -> None:
+    if state is None:
+        return
+    import signal
 
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    previous, pending = state
+    for sig, handler in previous.items():
+        signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+    for sig in pending:
+        signal.raise_signal(sig)
 
 
 def discard(path) -> None:

@@ -642,3 +642,65 @@ def test_connections_are_capped():
         assert status == 200
     finally:
         _stop(server, thread)
+
+
+def test_page_state_in_the_url_invisibles_keyboard_and_bars(server):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    driver = _chrome()
+    try:
+        # A shared link: a model name (gpt-4o -> o200k_base), the compare view with gpt2, and text.
+        text = "Soft\u00adhyphen, zero\u200bwidth, \ufeffBOM and a\x0cform feed"
+        from urllib.parse import quote
+
+        driver.get(server.url + f"#t=gpt-4o&cmp=1&t2=gpt2&text={quote(text)}")
+        _wait(lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), "the page")
+        pane_a = driver.find_element(By.ID, "pane-a")
+        pane_b = driver.find_element(By.ID, "pane-b")
+        o200k, gpt2 = tokenforge.get_encoding("o200k_base"), tokenforge.get_encoding("gpt2")
+
+        def count(pane):
+            return pane.find_element(By.CSS_SELECTOR, ".count").get_attribute("data-count")
+
+        _wait(lambda: count(pane_a) == str(len(o200k.encode(text))), "the o200k count")
+        _wait(lambda: count(pane_b) == str(len(gpt2.encode(text))), "the gpt2 count")
+        assert Select(pane_a.find_element(By.CSS_SELECTOR, "select")).first_selected_option.get_attribute("value") == "o200k_base"
+        assert driver.find_element(By.ID, "text").get_attribute("value") == text
+
+        # Invisible characters are marked, and the text of the tokens is still exactly the input.
+        marks = [e.get_attribute("data-mark") for e in pane_a.find_elements(By.CSS_SELECTOR, ".tok .inv")]
+        assert marks == ["SHY", "ZWSP", "BOM", "FF"]
+        joined = driver.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('.tokens .tok'), s => s.textContent).join('')", pane_a)
+        assert joined == text
+
+        # The bars compare the counts: the longer bar belongs to the larger count.
+        widths = [driver.execute_script("return arguments[0].querySelector('.bar > div').getBoundingClientRect().width", p)
+                  for p in (pane_a, pane_b)]
+        counts = [len(o200k.encode(text)), len(gpt2.encode(text))]
+        assert (widths[0] < widths[1]) == (counts[0] < counts[1]) and max(widths) > 0
+
+        # Typing updates the URL; a reload restores text, tokenizers and options.
+        box = driver.find_element(By.ID, "text")
+        box.send_keys(" more text")
+        _wait(lambda: "more%20text" in driver.current_url or "more+text" in driver.current_url, "the text in the URL")
+        driver.find_element(By.ID, "show-ws").click()
+        driver.refresh()
+        _wait(lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), "the reloaded page")
+        pane_a = driver.find_element(By.ID, "pane-a")
+        _wait(lambda: count(pane_a) == str(len(o200k.encode(text + " more text"))), "the count after reload")
+        assert driver.find_element(By.ID, "show-ws").is_selected()
+        assert driver.find_element(By.ID, "pane-b").is_displayed()
+
+        # Keyboard: tab from the text box through the tokens; the info bar follows the focus.
+        first = pane_a.find_elements(By.CSS_SELECTOR, ".tokens .tok")[0]
+        driver.execute_script("arguments[0].focus()", first)
+        info = driver.find_element(By.ID, "info")
+        _wait(lambda: f"id {o200k.encode(text)[0]}" in info.text, "the focused token's info")
+        first.send_keys(Keys.TAB)
+        second_id = o200k.encode(text + " more text")[1]
+        _wait(lambda: f"id {second_id}" in info.text, "the next token's info")
+    finally:
+        driver.quit()

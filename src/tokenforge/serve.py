@@ -9,10 +9,15 @@ paste text, pick a tokenizer (every pretrained encoding, plus saved tokenizer fi
 server), and see the tokens as coloured spans with their ids, a live count, each token's bytes on
 hover, and two tokenizers side by side. The JSON API behind it:
 
-    GET  /api/tokenizers                     -> {"tokenizers": [{"name", "kind"}...]}
-    POST /api/tokenize {"text", "tokenizer", "allow_special": false}
-         -> {"tokenizer", "n_vocab", "count", "n_chars", "n_bytes", "truncated",
+    GET  /api/tokenizers                     -> {"tokenizers": [{"name", "kind"}...], "models": {model: encoding}}
+    POST /api/tokenize {"text", "tokenizer" (a name or a model name), "allow_special": false}
+         -> {"tokenizer", "n_vocab", "count", "n_chars", "n_bytes", "truncated", "shown", "pieces",
              "tokens": [{"id", "bytes" (hex), "text", "partial", "special"}...]}
+
+Errors (including http.server's own: bad request line, headers too long, unknown method) are JSON
+{"error": message} with the same security headers. A connection is served by a thread, at most
+MAX_CONNECTIONS at once (more get 503); one request may take REQUEST_SECONDS in all, from the moment
+it is awaited to the last byte of the answer (a client that trickles its headers gets 408).
 
 A token's "text" holds the characters whose *first* byte lies in the token, so the texts of all the
 tokens join to exactly the input; a token that holds only the tail of a character (a UTF-8 sequence
@@ -115,7 +120,26 @@ class TokenizerSet:
     def describe(self) -> list[dict]:
         return [{"name": name, "kind": kind} for name, kind in self._kinds.items()]
 
+    def models(self) -> dict[str, str]:
+        """Model names (gpt-4o, gpt-3.5-turbo, ...) -> the offered encoding each uses."""
+        from .encoding import MODEL_TO_ENCODING
+
+        return {m: e for m, e in MODEL_TO_ENCODING.items() if self._kinds.get(e) == "pretrained"}
+
+    def resolve(self, name: str) -> str:
+        """A tokenizer's name, or the encoding of a model name (gpt-4o -> o200k_base)."""
+        if name in self._kinds:
+            return name
+        try:
+            from .encoding import encoding_name_for_model
+
+            encoding = encoding_name_for_model(name)
+        except (KeyError, ValueError):
+            return name
+        return encoding if self._kinds.get(encoding) == "pretrained" else name
+
     def get(self, name: str):
+        name = self.resolve(name)
         if name not in self._kinds:
             raise RequestError(
                 HTTPStatus.BAD_REQUEST, f"unknown tokenizer {name!r}; available: {', '.join(self._kinds)}"
@@ -377,7 +401,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._no_body()
             path = urlsplit(self.path).path
             if path == "/api/tokenizers":
-                self._send_json(HTTPStatus.OK, {"tokenizers": self.server.tokenizers.describe()})
+                tokenizers = self.server.tokenizers
+                self._send_json(HTTPStatus.OK, {"tokenizers": tokenizers.describe(), "models": tokenizers.models()})
                 return
             entry = _STATIC.get(path)
             if entry is None:
@@ -407,7 +432,7 @@ class _Handler(BaseHTTPRequestHandler):
                 raise RequestError(HTTPStatus.BAD_REQUEST, '"allow_special" must be true or false')
             tok = self.server.tokenizers.get(name)
             answer = tokenize(tok, text, allow_special=allow_special, max_tokens=self.server.max_tokens)
-            answer["tokenizer"] = name
+            answer["tokenizer"] = self.server.tokenizers.resolve(name)
             self._send_json(HTTPStatus.OK, answer)
         except RequestError as e:
             self._error(e)

@@ -5,9 +5,10 @@ gigatoken's `encode_files` (flattened with the end-of-text ids and written out),
 `datasets.map` when installed. Each contender runs in a fresh process (time and peak RSS of the
 process and its children), the outputs are checked equal, and the ratios are printed.
 
-    python benchmarks/bench_dataset.py [--mb 64] [--threads 2] [--encoding cl100k_base] [--repeat 2]
+    python benchmarks/bench_dataset.py [--mb 64] [--threads 2] [--encoding cl100k_base] [--repeat 2] [--input text]
 
-The corpus is the shared mixed benchmark text cut into documents of a few kB (at paragraph ends).
+The corpus is the shared mixed benchmark text cut into documents of a few kB (at paragraph ends),
+as JSON lines (default) or as one text file with "\n<|sep|>\n" between documents (--input text).
 """
 
 import argparse
@@ -29,8 +30,11 @@ from bench_encode import corpus, setup_tiktoken_cache  # noqa: E402
 CONTENDERS = ["tokenforge", "tiktoken_mp", "gigatoken", "hf_datasets"]
 
 
-def make_jsonl(mb: int, folder: pathlib.Path) -> pathlib.Path:
-    path = folder / f"corpus-{mb}-v2.jsonl"
+SEPARATOR = "\n<|sep|>\n"
+
+
+def make_corpus(mb: int, folder: pathlib.Path, kind: str) -> pathlib.Path:
+    path = folder / f"corpus-{mb}-v2.{'jsonl' if kind == 'jsonl' else 'txt'}"
     if path.exists():
         return path
     # No special-token text in the documents: gigatoken encodes "<|endoftext|>" found in a document as
@@ -43,8 +47,11 @@ def make_jsonl(mb: int, folder: pathlib.Path) -> pathlib.Path:
         docs.append(text[start:end])
         start = end
     with open(path, "w", encoding="utf-8") as f:
-        for d in docs:
-            f.write(json.dumps({"text": d}) + "\n")
+        if kind == "text":
+            f.write(SEPARATOR.join(docs))
+        else:
+            for d in docs:
+                f.write(json.dumps({"text": d}) + "\n")
     return path
 
 
@@ -55,10 +62,12 @@ def run_tokenforge(src, out, name, threads):
     from tokenforge import dataset
 
     tok = tokenforge.get_encoding(name)
-    dataset.encode_dataset(tok, [src], out, num_threads=threads, overwrite=True)
+    separator = SEPARATOR if src.endswith(".txt") else None
+    dataset.encode_dataset(tok, [src], out, num_threads=threads, overwrite=True, separator=separator)
 
 
 _enc = None
+_jsonl = True
 
 
 def _init(name):
@@ -69,7 +78,7 @@ def _init(name):
 
 
 def _work(line):
-    doc = json.loads(line)["text"]
+    doc = json.loads(line)["text"] if _jsonl else line  # set before the pool forks
     return np.asarray(_enc.encode_ordinary(doc) + [_enc.eot_token], dtype=np.uint32)
 
 
@@ -77,9 +86,12 @@ def run_tiktoken_mp(src, out, name, threads):
     """As nanoGPT's prepare.py scripts do: a pool of processes, one document per task."""
     import multiprocessing
 
+    global _jsonl
+    _jsonl = not src.endswith(".txt")
     with open(src, encoding="utf-8") as f, multiprocessing.Pool(threads, initializer=_init, initargs=(name,)) as pool, \
             open(out, "wb") as w:
-        for arr in pool.imap(_work, f, chunksize=16):
+        items = f if _jsonl else f.read().split(SEPARATOR)
+        for arr in pool.imap(_work, items, chunksize=16):
             arr.astype(np.uint32 if name != "gpt2" else np.uint16).tofile(w)
 
 
@@ -96,7 +108,11 @@ def run_gigatoken(src, out, name, threads):
     path = cache / hashlib.sha1(blob_url.encode()).hexdigest()
     tok = gigatoken.Tokenizer.from_tiktoken(str(path), pretokenizer=name.split("_")[0],
                                             special_tokens={"<|endoftext|>": enc.eot_token})
-    rows = tok.encode_files(gigatoken.JsonlFileSource([str(src)], field="text"))
+    if src.endswith(".txt"):
+        source = gigatoken.TextFileSource([str(src)], separator=SEPARATOR)
+    else:
+        source = gigatoken.JsonlFileSource([str(src)], field="text")
+    rows = tok.encode_files(source)
     import awkward as ak
 
     counts = ak.num(rows).to_numpy()
@@ -115,6 +131,8 @@ def run_hf_datasets(src, out, name, threads):
     import tiktoken
 
     enc = tiktoken.get_encoding(name)
+    if src.endswith(".txt"):
+        raise SystemExit("hf_datasets: JSON lines only")
     ds = datasets.load_dataset("json", data_files=str(src), split="train")
     ds = ds.map(lambda b: {"ids": [enc.encode_ordinary(t) + [enc.eot_token] for t in b["text"]]},
                 batched=True, remove_columns=["text"], num_proc=threads)
@@ -150,6 +168,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--encoding", default="cl100k_base", choices=["cl100k_base", "o200k_base"])
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--input", choices=["jsonl", "text"], default="jsonl")
     ap.add_argument("--run", choices=CONTENDERS, help=argparse.SUPPRESS)
     ap.add_argument("--src", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -159,7 +178,7 @@ def main() -> None:
         return child(args)
     tmp = pathlib.Path(tempfile.gettempdir()) / "tokenforge-bench-dataset"
     tmp.mkdir(exist_ok=True)
-    src = make_jsonl(args.mb, tmp)
+    src = make_corpus(args.mb, tmp, args.input)
     nbytes = src.stat().st_size
     results = {}
     reference = None
@@ -187,7 +206,7 @@ def main() -> None:
             print(f"  {name:<12} output differs from tokenforge's!")
         results[name] = best
     mb = nbytes / 1e6
-    print(f"{args.encoding}, {mb:.1f} MB of JSON lines, {0 if reference is None else len(reference):,} tokens, "
+    print(f"{args.encoding}, {mb:.1f} MB of {'JSON lines' if args.input == 'jsonl' else 'text'}, {0 if reference is None else len(reference):,} tokens, "
           f"{args.threads} threads, best of {args.repeat}, each in a fresh process")
     ours = results.get("tokenforge")
     for name, r in results.items():

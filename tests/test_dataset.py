@@ -3,7 +3,6 @@ resume, validation split, atomic outputs, checked readers, bad input."""
 
 import errno
 import gzip
-import io
 import json
 import os
 import re
@@ -146,8 +145,8 @@ def test_bad_input_leaves_nothing(tmp_path, gpt2):
         dataset.encode_files(gpt2, [tmp_path], tmp_path / "o3.bin")
     with pytest.raises(ValueError, match="no input"):
         dataset.encode_files(gpt2, [], tmp_path / "o4.bin")
-    with pytest.raises(FileNotFoundError, match="no such folder"):
-        dataset.encode_files(gpt2, [bad], tmp_path / "missing" / "o5.bin", errors="replace")
+    with pytest.raises(FileNotFoundError, match="no such folder"):  # encode_files (older API) creates it
+        dataset.encode_dataset(gpt2, [bad], tmp_path / "missing" / "o5.bin", errors="replace")
     assert not (tmp_path / "missing").exists()
 
 
@@ -449,11 +448,14 @@ def test_outputs_respect_the_umask_and_keep_a_mode(tmp_path, files, gpt2):
 def test_progress_reaches_the_total(tmp_path, files, gpt2):
     paths, texts = files
     seen = []
-    meta = dataset.encode_files(gpt2, paths, tmp_path / "out.bin", separator="\n\n", progress=lambda s: seen.append(
+    meta = dataset.encode_dataset(gpt2, paths, tmp_path / "out.bin", separator="\n\n", progress=lambda s: seen.append(
         (s.bytes, s.documents, s.tokens, s.total_bytes)))
     total = sum(p.stat().st_size for p in paths)
     assert seen[-1] == (total, meta["documents"], meta["count"], total)
     assert [b for b, *_ in seen] == sorted(b for b, *_ in seen)
+    deltas = []  # the older callback: increments, summing to the totals
+    meta = dataset.encode_files(gpt2, paths, tmp_path / "sub" / "o.bin", progress=lambda b, t: deltas.append((b, t)))
+    assert (sum(b for b, _ in deltas), sum(t for _, t in deltas)) == (total, meta["count"])
 
 
 def test_readme_loader_example(tmp_path, monkeypatch, docs, gpt2):

@@ -37,7 +37,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from . import outputs
-from .dataset_readers import CHUNK_CHARS, Source, expand_inputs, is_url, require_fsspec, segments
+from .dataset_readers import CHUNK_CHARS, expand_inputs, is_url, require_fsspec, segments
 from .streaming import safe_cut
 
 BATCH_CHARS = 8 << 20  # characters encoded together (bounded memory in flight)
@@ -593,7 +593,9 @@ def encode_files(
     progress=None,
     **options,
 ) -> dict:
-    """encode_dataset with the older argument names (add_eot=False is eot=None)."""
+    """encode_dataset with the older argument names and behaviour: add_eot=False is eot=None, the
+    output's folder is created if missing, and progress(nbytes, ntokens) receives the bytes and
+    tokens done since its previous call."""
     files = [files] if isinstance(files, (str, os.PathLike)) else list(files)
     if not files:
         raise ValueError("no input files")
@@ -601,8 +603,19 @@ def encode_files(
         if not is_url(os.fspath(f)) and os.fspath(f) != "-" and Path(f).is_dir():
             raise ValueError(f"{f}: is a directory")
     eot = options.pop("eot", "auto" if add_eot else None)
+    expand_inputs(files)  # missing inputs are refused before the folder is made
+    if not is_url(os.fspath(output)) and options.get("shard_size") is None:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+    report = None
+    if progress is not None:
+        done = [0, 0]
+
+        def report(state: Progress) -> None:
+            progress(state.bytes - done[0], state.tokens - done[1])
+            done[:] = [state.bytes, state.tokens]
+
     return encode_dataset(tok, files, output, separator=separator, eot=eot, num_threads=num_threads,
-                          overwrite=overwrite, errors=errors, progress=progress, **options)
+                          overwrite=overwrite, errors=errors, progress=report, **options)
 
 
 # --------------------------------------------------------------------------------------------------

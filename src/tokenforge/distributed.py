@@ -39,7 +39,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import tempfile
 from pathlib import Path
 from dataclasses import dataclass
 from typing import Iterable, Sequence

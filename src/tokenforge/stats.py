@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -81,6 +80,7 @@ def corpus_stats(
     *,
     top_k: int = 20,
     allowed_special: frozenset[str] | set[str] | str = frozenset(),
+    progress=None,
 ) -> dict:
     """Statistics of `tokenizer` on the texts and files given; a JSON-serialisable dict.
 
@@ -89,7 +89,8 @@ def corpus_stats(
     of token occurrences], ...]), vocab_length_histogram ([[bytes, number of vocabulary tokens],
     ...]), top_tokens ([{id, count, share, bytes (hex), text}, ...] most frequent first, ties by
     id), distinct_tokens, vocab_used_share, coverage ({"50%": n, "90%": n, "99%": n}), and
-    rank_frequency (the count of every token that occurs, most frequent first).
+    rank_frequency (the count of every token that occurs, most frequent first). `progress`, if
+    given, is called with the number of bytes of the files read so far.
     """
     tok = _tokenizer(tokenizer)
     items = _items(texts_or_paths)
@@ -117,12 +118,15 @@ def corpus_stats(
         else:
             path = Path(item)
             sizes = [0, 0]
+            done_before = n_bytes
             stream = tok.encode_iterable(_read_chunks(path, sizes), allowed_special=allowed_special, disallowed_special=())
             while True:
                 block = np.fromiter(_take(stream, BLOCK_IDS), dtype=np.int64)
                 if block.size == 0:
                     break
                 counts += np.bincount(block, minlength=size)
+                if progress is not None:
+                    progress(done_before + sizes[1])
             chars += sizes[0]
             n_bytes += sizes[1]
             files.append(str(path))

@@ -112,9 +112,17 @@ def cmd_stats(args) -> int:
     for f in args.files:
         if not Path(f).is_file():
             raise ValueError(f"{f}: not a file")
+    from ._common import Progress
+
+    total = sum(Path(f).stat().st_size for f in args.files)
     runs = []
     for spec in args.tokenizer:  # every tokenizer on the same files: the report compares them
-        result = stats.corpus_stats(tokenizer(spec), [Path(f) for f in args.files])  # Paths are read as files
+        bar = Progress(total, desc=f"stats ({spec})", quiet=total < 50 << 20)
+        try:
+            result = stats.corpus_stats(tokenizer(spec), [Path(f) for f in args.files],  # Paths are read as files
+                                        progress=lambda n: bar.update(n))
+        finally:
+            bar.close()
         result["tokenizer"] = spec
         runs.append(result)
     written = stats.write_report(runs if len(runs) > 1 else runs[0], args.output)

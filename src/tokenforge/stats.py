@@ -364,7 +364,11 @@ def write_report(stats: Mapping | Sequence[Mapping], out_dir: str | os.PathLike,
     write_atomic(paths["vocab_use"], _vocab_plot(runs))
     payload = runs[0] if isinstance(stats, Mapping) else runs
     write_atomic(paths["json"], json.dumps(payload, ensure_ascii=False, indent=1).encode("utf-8"))
-    title = title or "Tokenizer statistics: " + ", ".join(r["tokenizer"] for r in runs)
+    if title is None:
+        corpus = runs[0].get("files") or []
+        where = (", ".join(Path(f).name for f in corpus[:3]) + (f" and {len(corpus) - 3} more" if len(corpus) > 3 else "")
+                 if corpus else f"{runs[0].get('texts', 0)} text(s)")
+        title = "Tokenizer statistics: " + ", ".join(r["tokenizer"] for r in runs) + f" on {where}"
     images = {"token length distribution": paths["token_lengths"].name, "vocabulary use": paths["vocab_use"].name}
     write_atomic(paths["markdown"], _markdown(runs, images, title).encode("utf-8"))
     return paths

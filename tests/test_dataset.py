@@ -476,3 +476,46 @@ def test_readme_loader_example(tmp_path, monkeypatch, docs, gpt2):
     x, y = next(iter(scope["loader"]))
     assert x.shape == (8, 64) and torch.equal(x[:, 1:], y[:, :-1])
     assert scope["ids"].tolist() == dataset.read_ids(tmp_path / "train.bin").tolist()
+
+
+# --------------------------------------------------------------------------------------------------
+# The safe cuts themselves, against encoding the whole text (the oracle)
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_ALPHABET = list("aZé中文，。、；！？,.;:!?()[]{}'\"-_/ \n\t0123456789") + ["\u0301", "\u00ad", "\u200b", "ǅ", "ʰ", "²", "Ⅻ"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_ALPHABET), min_size=2, max_size=60).map("".join))
+def test_every_safe_cut_splits_exactly(text):
+    cuts = set()
+    end = len(text)
+    while True:  # every cut the search can return, from the end backwards
+        c = dataset.safe_cut(text, (), end=end)
+        if not c:
+            break
+        cuts.add(c)
+        end = c
+    for name in ("gpt2", "cl100k_base", "o200k_base"):
+        tok = tokenforge.get_encoding(name)
+        whole = tok.encode_ordinary(text)
+        for c in cuts:
+            assert tok.encode_ordinary(text[:c]) + tok.encode_ordinary(text[c:]) == whole, (name, text, c)
+
+
+def test_safe_cut_is_linear_without_cuts():
+    """Text without any cut (one long run of letters) is searched once, not once per read."""
+    import time
+
+    text = "中" * 4_000_000
+    start = time.perf_counter()
+    searched = 0
+    for end in range(1 << 20, len(text) + 1, 1 << 20):  # as the reader does: only the new part
+        assert dataset.safe_cut(text, (), start=max(0, searched - 2), end=end) == 0
+        searched = end
+    incremental = time.perf_counter() - start
+    start = time.perf_counter()
+    assert dataset.safe_cut(text, ()) == 0
+    once = time.perf_counter() - start
+    assert incremental < 3 * once + 0.5

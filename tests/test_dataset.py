@@ -519,3 +519,28 @@ def test_safe_cut_is_linear_without_cuts():
     assert dataset.safe_cut(text, ()) == 0
     once = time.perf_counter() - start
     assert incremental < 3 * once + 0.5
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats() | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+                     max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["dtype", "count", "byteorder", "crc32", "bytes", "shards", "file", "complete"]),
+                       _JSON | st.sampled_from(["uint16", "uint32", "O", "<u2", ">u4", "float64", "V3", "S5"]),
+                       max_size=6),
+       st.binary(max_size=64))
+def test_hostile_sidecars_and_indexes_never_crash(tmp_path_factory, meta, data):
+    """Any sidecar or index: an array of the written dtypes, a ValueError, or FileNotFoundError for a
+    shard the index names but the folder lacks; never another error."""
+    folder = tmp_path_factory.mktemp("fuzz")
+    (folder / "x.bin").write_bytes(data)
+    (folder / "x.bin.json").write_text(json.dumps(meta))
+    (folder / "index.json").write_text(json.dumps(meta))
+    for read in (lambda: dataset.read_ids(folder / "x.bin", verify=True), lambda: dataset.read_shards(folder, verify=True)):
+        try:
+            ids = read()
+        except (ValueError, FileNotFoundError):
+            continue
+        assert ids.dtype.name in dataset.READABLE_DTYPES

@@ -312,6 +312,18 @@ def test_long_answers_are_truncated_but_counted():
         assert answer["count"] == len(tokenforge.get_encoding("cl100k_base").encode(text)) == 301
         assert len(answer["tokens"]) == 50
         assert answer["truncated"] is True
+        # the next pages: every token once, in order, the last page short
+        ids = tokenforge.get_encoding("cl100k_base").encode(text)
+        seen = []
+        offset = 0
+        while offset < answer["count"]:
+            status, page = tokenize(server, text, offset=offset)
+            assert status == 200 and page["offset"] == offset
+            seen += [t["id"] for t in page["tokens"]]
+            offset += len(page["tokens"])
+        assert seen == ids
+        for bad in (-1, "5", True, 1.5):
+            assert tokenize(server, text, offset=bad)[0] == 400
     finally:
         _stop(server, thread)
 
@@ -704,3 +716,42 @@ def test_page_state_in_the_url_invisibles_keyboard_and_bars(server):
         _wait(lambda: f"id {second_id}" in info.text, "the next token's info")
     finally:
         driver.quit()
+
+
+def test_page_pages_through_long_answers():
+    from selenium.webdriver.common.by import By
+
+    server, thread = _start(encodings=["cl100k_base"], max_tokens=30)
+    driver = _chrome()
+    try:
+        text = "one two three " * 30  # 91 tokens: pages of 30, 30, 30, 1
+        from urllib.parse import quote
+
+        driver.get(server.url + f"#t=cl100k_base&text={quote(text)}")
+        _wait(lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), "the page")
+        pane = driver.find_element(By.ID, "pane-a")
+        ids = tokenforge.get_encoding("cl100k_base").encode(text)
+
+        def shown():  # read in one script: the spans are replaced when a page arrives
+            return driver.execute_script(
+                "return Array.from(arguments[0].querySelectorAll('.tokens .tok'), s => Number(s.dataset.id))", pane)
+
+        _wait(lambda: shown() == ids[:30], "the first page")
+        assert "Showing tokens 1–30 of 91" in pane.find_element(By.CSS_SELECTOR, ".note").text
+        assert not pane.find_element(By.CSS_SELECTOR, ".prev").is_displayed()
+        def first_position():
+            return driver.execute_script(
+                "const s = arguments[0].querySelector('.tokens .tok'); return s ? s.dataset.position : null", pane)
+
+        seen = shown()
+        while pane.find_element(By.CSS_SELECTOR, ".next").is_displayed():
+            pane.find_element(By.CSS_SELECTOR, ".next").click()
+            _wait(lambda: first_position() == str(len(seen)), f"the page from token {len(seen)}")
+            seen += shown()
+        assert seen == ids
+        assert "Showing tokens 91–91 of 91" in pane.find_element(By.CSS_SELECTOR, ".note").text
+        pane.find_element(By.CSS_SELECTOR, ".prev").click()
+        _wait(lambda: shown() == ids[60:90], "the previous page")
+    finally:
+        driver.quit()
+        _stop(server, thread)

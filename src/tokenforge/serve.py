@@ -10,8 +10,8 @@ server), and see the tokens as coloured spans with their ids, a live count, each
 hover, and two tokenizers side by side. The JSON API behind it:
 
     GET  /api/tokenizers                     -> {"tokenizers": [{"name", "kind"}...], "models": {model: encoding}}
-    POST /api/tokenize {"text", "tokenizer" (a name or a model name), "allow_special": false}
-         -> {"tokenizer", "n_vocab", "count", "n_chars", "n_bytes", "truncated", "shown", "pieces",
+    POST /api/tokenize {"text", "tokenizer" (a name or a model name), "allow_special": false, "offset": 0}
+         -> {"tokenizer", "n_vocab", "count", "n_chars", "n_bytes", "truncated", "offset", "shown", "page_size", "pieces",
              "tokens": [{"id", "bytes" (hex), "text", "partial", "special"}...]}
 
 Errors (including http.server's own: bad request line, headers too long, unknown method) are JSON
@@ -19,7 +19,8 @@ Errors (including http.server's own: bad request line, headers too long, unknown
 MAX_CONNECTIONS at once (more get 503); one request may take REQUEST_SECONDS in all, from the moment
 it is awaited to the last byte of the answer (a client that trickles its headers gets 408).
 
-A token's "text" holds the characters whose *first* byte lies in the token, so the texts of all the
+At most MAX_TOKENS tokens are described per answer, from "offset" on (the page pages through them);
+the count is always of all of them. A token's "text" holds the characters whose *first* byte lies in the token, so the texts of all the
 tokens join to exactly the input; a token that holds only the tail of a character (a UTF-8 sequence
 split across tokens) has "text" "" and "partial" true, and the page shows its bytes instead.
 
@@ -239,13 +240,14 @@ def _is_special(tok, i: int) -> bool:
     return bool(is_control(i)) if is_control is not None else False
 
 
-def tokenize(tok, text: str, *, allow_special: bool = False, max_tokens: int = MAX_TOKENS) -> dict:
+def tokenize(tok, text: str, *, allow_special: bool = False, max_tokens: int = MAX_TOKENS, offset: int = 0) -> dict:
     """The API's answer for one text: ids, bytes (hex), text pieces, and counts.
 
     For byte-level tokenizers the texts of the tokens join to the input; for the other families a
     token's text is its string in the model's vocabulary ("▁the", "##ing") and "pieces" is "model"."""
     ids = _ids_of(tok, text, allow_special)
-    shown = ids[:max_tokens]
+    offset = min(max(0, offset), max(0, len(ids) - 1))
+    shown = ids[offset:offset + max_tokens]
     token_bytes = _token_strings(tok, shown)
     if token_bytes is not None:
         tokens = [
@@ -264,7 +266,9 @@ def tokenize(tok, text: str, *, allow_special: bool = False, max_tokens: int = M
         "n_chars": len(text),
         "n_bytes": n_bytes,
         "truncated": len(ids) > len(shown),
+        "offset": offset,
         "shown": len(shown),
+        "page_size": max_tokens,
         "pieces": "bytes" if token_bytes is not None else "model",
         "tokens": tokens,
     }
@@ -424,6 +428,9 @@ class _Handler(BaseHTTPRequestHandler):
             text = request.get("text")
             name = request.get("tokenizer")
             allow_special = request.get("allow_special", False)
+            offset = request.get("offset", 0)
+            if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+                raise RequestError(HTTPStatus.BAD_REQUEST, '"offset" must be a non-negative integer')
             if not isinstance(text, str):
                 raise RequestError(HTTPStatus.BAD_REQUEST, '"text" must be a string')
             if not isinstance(name, str):
@@ -431,7 +438,7 @@ class _Handler(BaseHTTPRequestHandler):
             if not isinstance(allow_special, bool):
                 raise RequestError(HTTPStatus.BAD_REQUEST, '"allow_special" must be true or false')
             tok = self.server.tokenizers.get(name)
-            answer = tokenize(tok, text, allow_special=allow_special, max_tokens=self.server.max_tokens)
+            answer = tokenize(tok, text, allow_special=allow_special, max_tokens=self.server.max_tokens, offset=offset)
             answer["tokenizer"] = self.server.tokenizers.resolve(name)
             self._send_json(HTTPStatus.OK, answer)
         except RequestError as e:

@@ -35,6 +35,9 @@ function makePane(id) {
     ids: root.querySelector(".ids"),
     bar: root.querySelector(".bar"),
     copy: root.querySelector(".copy"),
+    prev: root.querySelector(".prev"),
+    next: root.querySelector(".next"),
+    offset: 0,
     seq: 0,
     last: null,
   };
@@ -96,6 +99,7 @@ function render(pane, answer) {
     span.className = `tok c${i % PALETTE}` + (t.partial ? " partial" : "") + (t.special ? " special" : "");
     span.dataset.index = String(i);
     span.dataset.id = String(t.id);
+    span.dataset.position = String(answer.offset + i);
     span.dataset.bytes = t.bytes;
     if (t.text === "") span.dataset.tail = spacedHex(t.bytes); // shown by CSS ::after
     appendText(span, t.text);
@@ -113,10 +117,14 @@ function render(pane, answer) {
   pane.tokens.replaceChildren(spans);
   pane.ids.replaceChildren(ids);
   const notes = [];
-  if (answer.truncated) {
-    notes.push(`Showing the first ${answer.tokens.length.toLocaleString("en")} of ${answer.count.toLocaleString("en")} ` +
-               "tokens (the count is of all of them).");
+  const first = answer.offset || 0;
+  const paged = answer.truncated || first > 0;
+  if (paged) {
+    notes.push(`Showing tokens ${(first + 1).toLocaleString("en")}–${(first + answer.tokens.length).toLocaleString("en")} ` +
+               `of ${answer.count.toLocaleString("en")} (the count is of all of them).`);
   }
+  pane.prev.hidden = !(first > 0);
+  pane.next.hidden = !(first + answer.tokens.length < answer.count);
   if (answer.pieces === "model") notes.push("Tokens are shown as the model's own strings (this tokenizer is not byte-level).");
   pane.note.hidden = notes.length === 0;
   pane.note.textContent = notes.join(" ");
@@ -144,6 +152,7 @@ function showError(pane, message) {
   for (const stale of [pane.tokens, pane.ids]) stale.replaceChildren();
   pane.stats.textContent = "";
   pane.note.hidden = true;
+  pane.prev.hidden = pane.next.hidden = true;
   pane.root.dataset.state = "error";
   drawBars();
 }
@@ -157,7 +166,8 @@ async function update(pane) {
     const response = await fetch("/api/tokenize", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ text: textBox.value, tokenizer: pane.select.value, allow_special: allowSpecial.checked }),
+      body: JSON.stringify({ text: textBox.value, tokenizer: pane.select.value, allow_special: allowSpecial.checked,
+                             offset: pane.offset }),
     });
     ok = response.ok;
     answer = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
@@ -206,6 +216,7 @@ function loadState(names) {
 
 let timer = null;
 function scheduleUpdate() {
+  panes.forEach((p) => (p.offset = 0)); // a new text starts at its first token
   clearTimeout(timer);
   timer = setTimeout(updateAll, DEBOUNCE_MS);
 }
@@ -229,6 +240,7 @@ for (const pane of panes) {
     });
   }
   pane.select.addEventListener("change", () => {
+    pane.offset = 0;
     update(pane);
     saveState();
   });
@@ -239,6 +251,14 @@ for (const pane of panes) {
   pane.tokens.addEventListener("focusout", (e) => {
     const el = e.target.closest("[data-index]");
     if (el) hover(pane, Number(el.dataset.index), false);
+  });
+  pane.prev.addEventListener("click", () => {
+    pane.offset = pane.last ? Math.max(0, pane.last.offset - pane.last.page_size) : 0;
+    update(pane);
+  });
+  pane.next.addEventListener("click", () => {
+    if (pane.last) pane.offset = pane.last.offset + pane.last.tokens.length;
+    update(pane);
   });
   pane.copy.addEventListener("click", async () => {
     const ids = pane.last ? pane.last.tokens.map((t) => t.id).join(", ") : "";

@@ -326,10 +326,12 @@ def test_shards_resume_and_validation_split(tmp_path, docs, gpt2):
         with pytest.raises(ValueError, match="cannot resume: shard_size"):
             dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], out, shard_size=4000, val_fraction=0.1, resume=True)
         done = {s["file"]: os.stat(out / s["file"]).st_ino for s in partial["shards"]}
+        (out / "train-notes.bin").write_bytes(b"not a shard")  # a file of the user's: left alone
         dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], out, shard_size=3000, val_fraction=0.1, resume=True)
     finally:
         dataset.BATCH_CHARS = monkey
     assert {f: os.stat(out / f).st_ino for f in done} == done
+    assert (out / "train-notes.bin").read_bytes() == b"not a shard"
     for split in ("train", "val"):
         assert dataset.read_shards(out, split).tolist() == dataset.read_shards(once, split).tolist()
     assert leftovers(out) == []

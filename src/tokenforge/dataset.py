@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import zlib
 from pathlib import Path
@@ -45,6 +46,7 @@ EOT_CANDIDATES = ("<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>")
 INDEX_NAME = "index.json"
 SHARDS_FORMAT = "tokenforge-shards"
 READABLE_DTYPES = ("uint16", "uint32")  # what encode writes, and all that readers accept
+_SHARD_NAME = re.compile(r"(?:train|val)-[0-9]{6}\.bin")  # the shards encode_dataset writes
 
 __all__ = ["encode_dataset", "encode_files", "read_ids", "open_shards", "read_shards", "dtype_for", "CHUNK_CHARS"]
 
@@ -265,7 +267,7 @@ class _ShardedOutput:
         folder.mkdir(parents=True, exist_ok=True)
         listed = {s["file"] for s in self.shards}
         for p in folder.glob("*-*.bin"):  # shards of a killed run after its last checkpoint
-            if p.name not in listed and p.name.split("-")[0] in ("train", "val"):
+            if p.name not in listed and _SHARD_NAME.fullmatch(p.name):
                 p.unlink()
         self.parts: dict[str, _Part] = {}
         self.next_number = {s: sum(1 for x in self.shards if x["split"] == s) for s in splits}

@@ -285,7 +285,7 @@ import sys
 sys.path.insert(0, sys.argv[1])
 import tokenforge, _common
 assert "asan-site" in tokenforge.__file__, tokenforge.__file__
-import fuzz_encode, fuzz_decode, fuzz_load, random
+import fuzz_encode, fuzz_decode, fuzz_load, fuzz_model_file, random
 rng = random.Random(0)
 n = 0
 for i in range(int(sys.argv[2])):
@@ -296,6 +296,20 @@ for i in range(int(sys.argv[2])):
 for seed in _common.seed_inputs():
     fuzz_load.TestOneInput(seed)
     n += 1
+import importlib, pathlib
+for folder in sorted((pathlib.Path(sys.argv[1]).parent / "tests" / "regressions").iterdir()):  # inputs that once crashed
+    if folder.is_dir():
+        target = importlib.import_module(folder.name)
+        for path in sorted(folder.iterdir()):
+            target.TestOneInput(path.read_bytes())
+            n += 1
+for model in fuzz_model_file.seed_models():  # .model files with bytes changed: the native unigram / byte tables
+    for i in range(int(sys.argv[2])):
+        data = bytearray(model)
+        for _ in range(rng.randrange(1, 4)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        fuzz_model_file.TestOneInput(bytes(data))
+        n += 1
 tok = _common.cl100k()
 for text in ["a" * 300_000, " " * 300_000, "<|endoftext|>" * 20_000, "e" + "\u0301" * 100_000, _common.TRAIN_TEXT * 200]:
     assert tok.decode(tok.encode(text, allowed_special="all")) == text
@@ -469,6 +483,12 @@ def main(argv=None) -> int:
     pathlib.Path(args.output).write_text(text, encoding="utf-8")
     print(f"wrote {args.output}", file=sys.stderr)
     failed = text.count("**FAIL")
+    if failed:
+        print(text, file=sys.stderr)
+        for rows in sections.values():  # the full details of failed rows (the table keeps one line)
+            for row in rows:
+                if isinstance(row, dict) and row.get("ok") is False:
+                    print(row.get("result", ""), file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -523,9 +523,12 @@ def test_safe_cut_is_linear_without_cuts():
     assert incremental < 3 * once + 0.5
 
 
+def _containers(inner):
+    return st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+
+
 _JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats() | st.text(max_size=8),
-                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
-                     max_leaves=12)
+                     _containers, max_leaves=12)
 
 
 @settings(max_examples=200, deadline=None)

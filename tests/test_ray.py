@@ -373,3 +373,19 @@ def test_command_line_ray_shard_size_and_threads(ray_cluster, files, trained, tm
     assert len(index["shards"]) > 2 * len(files)
     assert cli.main(["encode", "-t", str(tmp_path / "t.tokenforge"), "-o", str(tmp_path / "s2"), "--engine", "ray",
                      "-q", "--threads", "64", *map(str, files)]) == 1  # more CPUs than the cluster has: an error
+
+
+def test_ray_writes_to_an_fsspec_url(ray_cluster, files, trained, tmp_path):
+    """An output URL (file:// here; s3:// and gs:// go the same way): workers upload their shards,
+    the driver writes index.json; no local ./file: folder appears."""
+    pytest.importorskip("fsspec")
+    url = f"file://{tmp_path}/remote/out"
+    index = distributed.encode_files_ray(trained, files, url, shard_size=40_000)
+    assert len(index["shards"]) > len(files) and index["complete"] is True
+    encode_files(trained, files, tmp_path / "local.bin")
+    np.testing.assert_array_equal(distributed.read_shards(tmp_path / "remote" / "out"), read_ids(tmp_path / "local.bin"))
+    with pytest.raises(FileExistsError):
+        distributed.encode_files_ray(trained, files, url, shard_size=40_000)
+    again = distributed.encode_files_ray(trained, files, url, shard_size=40_000, resume=True)
+    assert again["shards"] == index["shards"]
+    assert not any(p.startswith("file:") for p in os.listdir("."))

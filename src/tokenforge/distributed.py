@@ -358,18 +358,51 @@ class _RangeReader(io.RawIOBase):
         super().close()
 
 
+def _open_part(tok, out_path: str):
+    """The partial file of a shard: beside its target, or in a local temporary folder when the
+    target is an fsspec URL (uploaded by _finish_part). Creates a local output folder: a worker may
+    not see the driver's file system."""
+    from .dataset import _Part, dtype_for
+    from .dataset_readers import is_url
+
+    if is_url(out_path):
+        import tempfile
+
+        local = Path(tempfile.mkdtemp(prefix="tokenforge-shard-")) / out_path.rsplit("/", 1)[-1]
+        return _Part(local, dtype_for(tok.n_vocab))
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    return _Part(Path(out_path), dtype_for(tok.n_vocab))
+
+
+def _finish_part(part, out_path: str) -> dict:
+    from . import outputs
+    from .dataset_readers import is_url, require_fsspec
+
+    info = part.close()
+    if is_url(out_path):
+        import shutil
+
+        fs, _, (target,) = require_fsspec(out_path).get_fs_token_paths(out_path)
+        try:
+            fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)  # a local file system needs the folder
+            fs.put_file(str(part.path), target)  # an object store makes the object appear whole
+        finally:
+            shutil.rmtree(part.path.parent, ignore_errors=True)
+    else:
+        outputs.commit([(part.path, out_path)])
+    return info
+
+
 def _encode_shard(tok, path, start: int, end: int, final: bool, separator, eot, errors: str, out_path: str,
                   threads: int, crash_once) -> dict:
     """Encodes bytes [start, end) of a file into out_path (raw ids); returns its index entry (count,
     bytes, crc32). Creates the output folder (a worker may not see the driver's file system)."""
-    from . import outputs
-    from .dataset import BATCH_CHARS, _Encoder, _Part, dtype_for
+    from .dataset import BATCH_CHARS, _Encoder
     from .dataset_readers import text_blocks, text_segments
 
     _crash_if_asked(crash_once, "encode")
-    os.makedirs(os.path.dirname(out_path), exist_ok=True)
     encoder = _Encoder(tok, threads)
-    part = _Part(Path(out_path), dtype_for(tok.n_vocab))
+    part = _open_part(tok, out_path)
     try:
         with io.BufferedReader(_RangeReader(path, start, end)) as raw:
             batch: list[str] = []
@@ -386,8 +419,7 @@ def _encode_shard(tok, path, start: int, end: int, final: bool, separator, eot, 
                     batch, suffix, chars = [], [], 0
             if batch:
                 part.write(encoder.encode(batch, suffix)[0])
-        info = part.close()
-        outputs.commit([(part.path, out_path)])
+        info = _finish_part(part, out_path)
     except BaseException:
         part.discard()
         raise
@@ -398,14 +430,12 @@ def _encode_source(tok, name: str, input_format: str, field: str, separator, eot
                    threads: int, crash_once) -> dict:
     """Encodes one whole source (JSON lines, Parquet, compressed, a URL) into out_path with the
     dataset readers; returns its index entry."""
-    from . import outputs
-    from .dataset import BATCH_CHARS, _Encoder, _Part, dtype_for
+    from .dataset import BATCH_CHARS, _Encoder
     from .dataset_readers import Source, segments
 
     _crash_if_asked(crash_once, "encode")
-    os.makedirs(os.path.dirname(out_path), exist_ok=True)
     encoder = _Encoder(tok, threads)
-    part = _Part(Path(out_path), dtype_for(tok.n_vocab))
+    part = _open_part(tok, out_path)
     try:
         batch: list[str] = []
         suffix: list[int] = []
@@ -420,8 +450,7 @@ def _encode_source(tok, name: str, input_format: str, field: str, separator, eot
                 batch, suffix, chars = [], [], 0
         if batch:
             part.write(encoder.encode(batch, suffix)[0])
-        info = part.close()
-        outputs.commit([(part.path, out_path)])
+        info = _finish_part(part, out_path)
     except BaseException:
         part.discard()
         raise
@@ -455,11 +484,12 @@ def encode_files_ray(
     file is one shard); any other source is one shard. The ids, shards concatenated in index order,
     are those of dataset.encode_dataset on the same inputs (`read_shards` does that). The tokenizer
     is sent to the workers pickled (a named encoding by its name: the workers load it from their own
-    cache, so TOKENFORGE_CACHE_DIR / TIKTOKEN_CACHE_DIR must be valid there). Workers create the
-    output folder themselves. index.json is rewritten as shards complete ("complete": false until
+    cache, so TOKENFORGE_CACHE_DIR / TIKTOKEN_CACHE_DIR must be valid there). out_dir is a folder
+    every node sees, or an fsspec URL (workers upload their shards); workers create a local folder
+    themselves. index.json is rewritten as shards complete ("complete": false until
     the end), so resume=True after a killed driver encodes only the shards it does not list.
     num_threads is the native threads (and Ray CPUs) of each task."""
-    from .dataset import INDEX_NAME as _INDEX, SHARDS_FORMAT, _read_index, dtype_for, resolve_eot
+    from .dataset import INDEX_NAME as _INDEX, SHARDS_FORMAT, dtype_for, resolve_eot
     from .dataset_readers import _read_head, compression_of, expand_inputs, format_of, is_url
 
     if isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1:
@@ -476,14 +506,12 @@ def encode_files_ray(
     if "-" in names:
         raise ValueError("engine ray reads files, not standard input")
     sources = expand_inputs([n if is_url(n) else os.path.abspath(n) for n in names])
-    if is_url(os.fspath(out_dir)):
-        raise ValueError(f"{out_dir}: engine ray writes to a folder every node sees; URLs are not supported there yet")
-    out_dir = Path(out_dir).absolute()
-    index_path = out_dir / _INDEX
+    folder = _OutputFolder(out_dir)
+    index_path = folder.name(_INDEX)
     done: dict[tuple, dict] = {}
-    if index_path.exists():
+    if folder.exists(_INDEX):
         if resume:
-            old = _read_index(out_dir)
+            old = folder.read_index()
             for entry in old["shards"]:
                 done[(entry.get("source"), entry.get("start"), entry.get("end"))] = entry
         elif not overwrite:
@@ -527,9 +555,9 @@ def encode_files_ray(
         raise ValueError(f"{index_path}: cannot resume with another tokenizer, dtype, eot or separator; "
                          "pass overwrite=True")
     stale = set()
-    if index_path.exists() and not resume:  # overwrite: every shard of the previous run goes
+    if folder.exists(_INDEX) and not resume:  # overwrite: every shard of the previous run goes
         try:
-            stale = {s.get("file") for s in _read_index(out_dir)["shards"]}
+            stale = {s.get("file") for s in folder.read_index()["shards"]}
         except ValueError:
             pass
 
@@ -545,10 +573,10 @@ def encode_files_ray(
     pending = {}
     for k, (name, s, e, final, whole) in enumerate(shards):
         previous = done.get((name, s, e))
-        if previous is not None and previous.get("file") == file_names[k] and (out_dir / file_names[k]).exists():
+        if previous is not None and previous.get("file") == file_names[k] and folder.exists(file_names[k]):
             entries[k] = previous
             continue
-        out_path = str(out_dir / file_names[k])
+        out_path = folder.name(file_names[k])
         if whole:
             ref = encode_source.remote(tok_ref, name, input_format, field, separator, eot_id, errors, out_path,
                                        num_threads, _crash_once)
@@ -560,8 +588,7 @@ def encode_files_ray(
     def write_index(complete: bool) -> dict:
         listed = [x for x in entries if x is not None]
         index = dict(header, complete=complete, count=int(sum(x["count"] for x in listed)), shards=listed)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(index_path, json.dumps(index, indent=1).encode())
+        folder.write(_INDEX, json.dumps(index, indent=1).encode())
         return index
 
     while pending:
@@ -573,12 +600,60 @@ def encode_files_ray(
         write_index(complete=False)
     index = write_index(complete=True)
     for name in stale - set(file_names):
-        if isinstance(name, str) and os.path.basename(name) == name:
-            try:
-                os.unlink(out_dir / name)
-            except OSError:
-                pass
+        if isinstance(name, str) and os.path.basename(name) == name and name not in ("", ".", ".."):
+            folder.remove(name)
     return index
+
+
+class _OutputFolder:
+    """The output folder of encode_files_ray: a local path (every node sees it) or an fsspec URL
+    (s3://, gs://: workers upload their shards, the driver writes index.json last)."""
+
+    def __init__(self, where):
+        from .dataset_readers import is_url, require_fsspec
+
+        where = os.fspath(where)
+        self.url = is_url(where)
+        if self.url:
+            self.fs, _, (self.root,) = require_fsspec(where).get_fs_token_paths(where)
+            self.prefix = where.rstrip("/")
+        else:
+            self.root = Path(where).absolute()
+
+    def name(self, file: str) -> str:
+        return f"{self.prefix}/{file}" if self.url else str(self.root / file)
+
+    def exists(self, file: str) -> bool:
+        return self.fs.exists(f"{self.root}/{file}") if self.url else (self.root / file).exists()
+
+    def read_index(self) -> dict:
+        from .dataset import INDEX_NAME, _read_index
+
+        if not self.url:
+            return _read_index(self.root)
+        try:
+            index = json.loads(self.fs.cat(f"{self.root}/{INDEX_NAME}"))
+        except ValueError as e:
+            raise ValueError(f"{self.name(INDEX_NAME)}: not valid JSON ({e})") from None
+        if not isinstance(index, dict) or not isinstance(index.get("shards"), list):
+            raise ValueError(f"{self.name(INDEX_NAME)}: no list of shards")
+        return index
+
+    def write(self, file: str, data: bytes) -> None:
+        if self.url:
+            self.fs.makedirs(self.root, exist_ok=True)
+            self.fs.pipe(f"{self.root}/{file}", data)
+        else:
+            write_atomic(self.root / file, data)
+
+    def remove(self, file: str) -> None:
+        try:
+            if self.url:
+                self.fs.rm(f"{self.root}/{file}")
+            else:
+                os.unlink(self.root / file)
+        except (OSError, FileNotFoundError):
+            pass
 
 
 def read_shards(out_dir: str | os.PathLike) -> np.ndarray:

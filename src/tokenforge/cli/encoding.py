@@ -73,7 +73,7 @@ def cmd_encode(args) -> int:
                                  eot=args.eot_token, input_format=args.input_format, field=args.field,
                                  errors=args.errors, overwrite=args.overwrite, resume=args.resume,
                                  shard_size=shard_bytes, num_threads=args.threads or 1, address=args.address)
-        print(f"wrote {index['count']:,} tokens in {len(index['shards'])} shard(s) to {args.output}/ (index.json)",
+        print(f"wrote {index['count']:,} tokens in {len(index['shards'])} shard(s) to {args.output.rstrip('/')}/ (index.json)",
               file=sys.stderr)
         return 0
     from ..dataset import encode_dataset

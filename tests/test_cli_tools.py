@@ -252,3 +252,13 @@ def test_stats_several_tokenizers_empty_file_and_offsets(capsys, tmp_path):
     bad.write_bytes(b"x" * 3_000_000 + b"\xff")
     rc, _, err = run(capsys, "stats", "-t", "gpt2", "-o", str(tmp_path / "r2"), str(bad))
     assert rc == 1 and "byte offset 3000000" in err
+
+
+def test_pattern_assumed_for_gpt2_files_is_said(capsys, tmp_path):
+    enc = tokenforge.get_encoding("gpt2")
+    enc.save(tmp_path, format="gpt2")  # encoder.json + vocab.bpe: no pattern in them
+    rc, out, err = run(capsys, "encode", "-t", str(tmp_path / "encoder.json"), "--text", "hello world")
+    assert rc == 0 and [int(x) for x in out.split()] == enc.encode("hello world")
+    assert "carries no split pattern; GPT-2's is assumed" in err
+    rc, _, err = run(capsys, "encode", "-t", "gpt2", "--text", "hello world")
+    assert "assumed" not in err

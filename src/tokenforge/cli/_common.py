@@ -106,7 +106,9 @@ def tokenizer(spec: str):
     from ..registry import get_tokenizer, list_encoding_names
 
     try:
-        return get_tokenizer(spec)
+        tok = get_tokenizer(spec)
+        _note_assumed_pattern(spec, tok)
+        return tok
     except ValueError:
         if Path(spec).exists():
             raise
@@ -118,6 +120,22 @@ def tokenizer(spec: str):
             raise ValueError(f"-t {spec}: neither a pretrained encoding ({', '.join(list_encoding_names())}), "
                              "a model name, nor a file") from None
         return get_tokenizer(name)
+
+
+_PATTERNLESS_FILES = ("encoder.json", "vocab.bpe", "vocab.json", "merges.txt")
+
+
+def _note_assumed_pattern(spec: str, tok) -> None:
+    """GPT-2's files and vocab.json + merges.txt carry no split pattern; the loader assumes GPT-2's.
+    Say so, as a wrong pattern gives other ids without any error."""
+    path = Path(spec)
+    if not (path.is_dir() or path.name in _PATTERNLESS_FILES):
+        return
+    from .. import patterns
+
+    if getattr(tok, "pattern", None) in (patterns.GPT2, patterns.GPT2_ORIGINAL):
+        print(f"tokenforge: note: {spec} carries no split pattern; GPT-2's is assumed (convert it with "
+              "`tokenforge convert --pattern NAME` to record another)", file=sys.stderr)
 
 
 # --------------------------------------------------------------------------------------------------

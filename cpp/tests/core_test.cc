@@ -59,7 +59,7 @@ static std::unique_ptr<Encoder> tiny_encoder() {
   std::vector<SpecialToken> specials = {{"<|e|>", 300}, {"<|e|><|e|>", 301}};
   auto decoder = tokens;
   for (const auto& s : specials) decoder.emplace_back(s.id, s.bytes);
-  return std::make_unique<Encoder>(std::move(model), scanner_for(SplitPattern::kGpt2), specials, decoder);
+  return std::make_unique<Encoder>(std::move(model), named_split_regex(SplitPattern::kGpt2), specials, decoder);
 }
 
 static void test_bpe_and_specials() {
@@ -111,7 +111,7 @@ static void test_sparse_ids() {
   std::vector<SpecialToken> specials = {{"<|x|>", 4294967294u}, {"<|y|>", 5000}, {"<|z|>", 4294967294u}};
   auto decoder = tokens;
   for (const auto& s : specials) decoder.emplace_back(s.id, s.bytes);
-  Encoder enc(std::move(model), scanner_for(SplitPattern::kGpt2), specials, decoder);
+  Encoder enc(std::move(model), named_split_regex(SplitPattern::kGpt2), specials, decoder);
   uint32_t ids[] = {'a', 3000000000u, 4294967294u, 5000, 300};
   std::string out;
   size_t bad = 0;

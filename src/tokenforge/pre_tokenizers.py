@@ -99,7 +99,7 @@ class Regex(PreTokenizer):
         from . import patterns
 
         self.pattern = pattern
-        self._re = regex.compile(patterns.resolve(pattern)[0])
+        self._re = regex.compile(patterns.resolve(pattern))
 
     def to_dict(self) -> dict:
         return {"type": self.kind, "pattern": self.pattern}

@@ -69,7 +69,7 @@ class Tokenizer:
         if normalizer is not None and normalizer not in NORMALIZATION_FORMS:
             raise ValueError(f"normalizer must be None or one of {', '.join(NORMALIZATION_FORMS)}, got {normalizer!r}")
         self._normalizer = normalizer
-        self._pat_str, self._native_pattern = patterns.resolve(pattern)
+        self._pat_str = patterns.resolve(pattern)
         self._mergeable_ranks = dict(mergeable_ranks)
         self._special_tokens = dict(special_tokens or {})
         self._merges = None if merges is None else [(bytes(a), bytes(b)) for a, b in merges]
@@ -78,14 +78,19 @@ class Tokenizer:
         self._ignore_merges = merges is None if ignore_merges is None else bool(ignore_merges)
         self._validate()
         self._policy = SpecialPolicy(self._special_tokens)
+        core_args = (
+            [(i, b) for b, i in self._mergeable_ranks.items()],
+            self._merge_rules(),
+            self._ignore_merges,
+        )
+        specials = [(s.encode("utf-8"), self._special_tokens[s]) for s in self._policy.order]
         try:
-            self._core = _core.Encoder(
-                [(i, b) for b, i in self._mergeable_ranks.items()],
-                self._merge_rules(),
-                self._ignore_merges,
-                self._native_pattern,
-                [(s.encode("utf-8"), i) for s, i in ((s, self._special_tokens[s]) for s in self._policy.order)],
-            )
+            try:  # the native split engine, when the pattern is in its subset
+                self._core = _core.Encoder(*core_args, self._pat_str, specials)
+                self._native_pattern = 0
+            except _core.UnsupportedPattern:  # `regex` splits, the core runs BPE
+                self._core = _core.Encoder(*core_args, None, specials)
+                self._native_pattern = -1
         except TypeError:
             raise TypeError("mergeable_ranks must map bytes to int ids in [0, 2**32 - 1)") from None
         self._lock = threading.Lock()

@@ -257,16 +257,18 @@ struct PyEncoder {
 struct PyPattern {
   std::shared_ptr<SplitRegex> re;
 
-  // engine: "auto" (a named pattern's scanner when the pattern means the same), "vm" (the engine
-  // always) or "backward" (the engine's dynamic program from the start); the last two are for tests.
+  // engine: "auto" (a named pattern's scanner when the pattern means the same, else the lazy DFA),
+  // and for the tests "dfa" (never a scanner), "vm" (the Pike VM alone) or "backward" (the
+  // backward dynamic program for the whole text).
   PyPattern(const std::string& pattern, const std::string& engine) {
-    if (engine != "auto" && engine != "vm" && engine != "backward")
-      throw nb::value_error("engine must be 'auto', 'vm' or 'backward'");
+    if (engine != "auto" && engine != "dfa" && engine != "vm" && engine != "backward")
+      throw nb::value_error("engine must be 'auto', 'dfa', 'vm' or 'backward'");
     std::string error;
     std::unique_ptr<SplitRegex> compiled = SplitRegex::compile(pattern, &error);
     if (!compiled) throw UnsupportedPatternError("the split pattern is outside the native engine's subset: " + error);
     if (engine != "auto") compiled->disable_scanner();
     if (engine == "backward") compiled->set_force_backward(true);
+    if (engine == "vm") compiled->set_use_dfa(false);
     re = std::move(compiled);
   }
 

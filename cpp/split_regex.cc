@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <atomic>
+#include <map>
 #include <mutex>
 
 #include "unicode.h"
@@ -11,6 +13,7 @@ namespace tokenforge {
 
 namespace {
 constexpr size_t npos = ~size_t(0);
+constexpr size_t kGiveUp = npos - 1;
 constexpr uint32_t kUnbounded = ~0u;
 constexpr size_t kMaxProgram = 20000;    // instructions; larger patterns fall back to `regex`
 constexpr uint32_t kMaxRepeat = 1000;    // the largest counted repetition bound compiled
@@ -121,6 +124,13 @@ void CharSet::finish() {
   }
 }
 
+void CharSet::range_bounds(std::vector<uint32_t>& out) const {
+  for (const Range& r : ranges_) {
+    if (r.lo >= 128) out.push_back(r.lo);
+    if (r.hi + 1 >= 128 && r.hi + 1 < 0x110000) out.push_back(r.hi + 1);
+  }
+}
+
 std::string CharSet::canonical() const {
   // Ranges whose mask is all ones or all zeros are plain code point ranges; others are rare.
   std::string out = std::to_string(mask_);
@@ -170,6 +180,7 @@ class RegexParser {
     if (re->prog_.size() > kMaxProgram) fail("the pattern is too large");
     order(*re);
     canonical(*re);
+    re->build_alphabet();
     return re;
   }
 
@@ -782,8 +793,10 @@ const std::vector<std::pair<std::string, SplitPattern>>& named_programs() {
 }  // namespace
 
 std::unique_ptr<SplitRegex> SplitRegex::compile(const std::string& pattern, std::string* error) {
+  static std::atomic<uint64_t> next_serial{1};
   auto re = compile_engine(pattern, error);
   if (!re) return nullptr;
+  re->serial_ = next_serial.fetch_add(1);
   for (const auto& [program, scanner] : named_programs())
     if (program == re->canonical_) re->scanner_ = scanner_for(scanner);
   return re;
@@ -823,6 +836,211 @@ VmScratch& scratch() {
 }
 }  // namespace
 
+// ------------------------------------------------------------------------------------------------
+// The lazy DFA: the Pike VM's thread lists, made once and remembered
+//
+// A DFA state is an ordered list of pcs (sets, matches, and lookahead assertions not yet decided);
+// reading a symbol first decides the assertions (they test the character about to be read, which
+// the symbol determines, or the end of text), then steps the sets exactly as the Pike VM does, in
+// priority order, cutting at the first match. The transition (next state, whether a match ended
+// before the symbol) is remembered, so a text costs one table lookup per character once the states
+// it needs exist. States and transitions are per thread (no locks); past kMaxDfaStates the cache
+// is dropped and the search continues with the Pike VM.
+
+void SplitRegex::build_alphabet() {
+  std::vector<uint32_t> bounds;
+  for (const CharSet& s : sets_) s.range_bounds(bounds);
+  std::sort(bounds.begin(), bounds.end());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  segment_bounds_ = bounds;
+  uint32_t segments = uint32_t(bounds.size()) + 1;
+  eof_symbol_ = 128 + 64 * segments;
+  final_newline_symbol_ = eof_symbol_ + 1;
+  num_symbols_ = final_newline_symbol_ + 1;
+  member_.assign(sets_.size() * num_symbols_, 0);
+  for (size_t k = 0; k < sets_.size(); ++k) {
+    uint8_t* row = &member_[k * num_symbols_];
+    for (uint32_t b = 0; b < 128; ++b) row[b] = sets_[k].contains(b);
+    for (uint32_t seg = 0; seg < segments; ++seg) {
+      uint32_t rep = seg == 0 ? 128 : bounds[seg - 1];
+      for (uint32_t key = 0; key < 64; ++key) row[128 + 64 * seg + key] = sets_[k].contains_key(rep, uint8_t(key));
+    }
+    row[final_newline_symbol_] = row['\n'];
+  }
+}
+
+uint32_t SplitRegex::symbol_of(const uint8_t* s, size_t n, size_t pos, size_t* len) const {
+  uint8_t b = s[pos];
+  if (b < 0x80) {
+    *len = 1;
+    return b == '\n' && pos + 1 == n ? final_newline_symbol_ : b;
+  }
+  uint32_t cp;
+  decode(s, n, pos, &cp, len);
+  uint32_t seg = 0;
+  if (!segment_bounds_.empty())
+    seg = uint32_t(std::upper_bound(segment_bounds_.begin(), segment_bounds_.end(), cp) - segment_bounds_.begin());
+  return 128 + 64 * seg + char_key(cp);
+}
+
+namespace {
+constexpr size_t kMaxDfaStates = 2048;
+}  // namespace
+
+struct SplitRegex::Dfa {
+  const SplitRegex* re = nullptr;
+  std::vector<std::vector<uint32_t>> states;
+  std::map<std::vector<uint32_t>, int32_t> ids;
+  std::vector<int32_t> trans;  // [state * symbols + symbol]: -1 unknown, else (next + 1) * 2 + matched
+  int32_t start[2] = {-1, -1};  // at the beginning of the text, elsewhere
+  std::vector<uint64_t> mark;
+  uint64_t generation = 0;
+  std::vector<uint32_t> stack, resolved, next;
+
+  void reset(const SplitRegex& r) {
+    re = &r;
+    states.clear();
+    ids.clear();
+    trans.clear();
+    start[0] = start[1] = -1;
+    mark.assign(r.prog_.size(), 0);
+  }
+
+  int32_t intern(const std::vector<uint32_t>& list) {
+    auto it = ids.find(list);
+    if (it != ids.end()) return it->second;
+    int32_t id = int32_t(states.size());
+    states.push_back(list);
+    ids.emplace(list, id);
+    trans.resize(trans.size() + re->num_symbols_, -1);
+    return id;
+  }
+
+  // Adds pc and what it reaches without reading. symbol < 0: assertions on the next character stay
+  // in the list undecided; otherwise they are decided for that symbol.
+  void closure(std::vector<uint32_t>& list, uint32_t pc, bool at_begin, int64_t symbol) {
+    stack.clear();
+    stack.push_back(pc);
+    while (!stack.empty()) {
+      uint32_t p = stack.back();
+      stack.pop_back();
+      if (mark[p] == generation) continue;
+      mark[p] = generation;
+      const Inst& in = re->prog_[p];
+      switch (in.op) {
+        case Inst::kSet:
+        case Inst::kMatch: list.push_back(p); break;
+        case Inst::kJmp: stack.push_back(in.x); break;
+        case Inst::kSplit:
+          stack.push_back(in.y);
+          stack.push_back(in.x);
+          break;
+        case Inst::kAssert:
+          if (in.test == kBeginText) {
+            if (at_begin) stack.push_back(in.x);
+          } else if (symbol < 0) {
+            list.push_back(p);
+          } else if (decide(in, uint32_t(symbol))) {
+            stack.push_back(in.x);
+          }
+          break;
+      }
+    }
+  }
+
+  bool decide(const Inst& in, uint32_t symbol) const {
+    bool eof = symbol == re->eof_symbol_;
+    switch (in.test) {
+      case kEndText: return eof;
+      case kEndOrFinalNewline: return eof || symbol == re->final_newline_symbol_;
+      case kNextIn: return !eof && re->member_[in.set * re->num_symbols_ + symbol];
+      case kNextNotIn: return eof || !re->member_[in.set * re->num_symbols_ + symbol];
+      default: return false;
+    }
+  }
+
+  int32_t start_state(bool at_begin) {
+    int32_t& s = start[at_begin ? 0 : 1];
+    if (s < 0) {
+      next.clear();
+      ++generation;
+      closure(next, re->start_, at_begin, -1);
+      s = intern(next);
+    }
+    return s;
+  }
+
+  // The transition of `state` on `symbol`; -2 when the cache is full.
+  int32_t compute(int32_t state, uint32_t symbol, uint64_t* work) {
+    if (states.size() >= kMaxDfaStates) return -2;
+    resolved.clear();
+    ++generation;
+    for (uint32_t pc : states[size_t(state)]) closure(resolved, pc, false, symbol);
+    next.clear();
+    ++generation;
+    bool matched = false;
+    bool eof = symbol == re->eof_symbol_;
+    for (uint32_t pc : resolved) {
+      const Inst& in = re->prog_[pc];
+      if (in.op == Inst::kMatch) {
+        matched = true;
+        break;
+      }
+      if (!eof && re->member_[in.set * re->num_symbols_ + symbol]) closure(next, in.x, false, -1);
+    }
+    *work += re->prog_.size();
+    int32_t target = next.empty() ? -1 : intern(next);
+    int32_t t = (target + 1) * 2 + (matched ? 1 : 0);
+    trans[size_t(state) * re->num_symbols_ + symbol] = t;
+    return t;
+  }
+};
+
+namespace {
+// A few patterns' DFAs per thread, told apart by the pattern's serial number.
+struct DfaSlot {
+  uint64_t serial = 0;
+  std::unique_ptr<SplitRegex::Dfa> dfa;
+};
+}  // namespace
+
+SplitRegex::Dfa& SplitRegex::dfa_for(const SplitRegex& re) {
+  thread_local DfaSlot slots[8];
+  thread_local unsigned next_victim = 0;
+  for (DfaSlot& s : slots)
+    if (s.serial == re.serial_ && s.dfa) return *s.dfa;
+  DfaSlot& s = slots[next_victim++ % 8];
+  if (!s.dfa) s.dfa = std::make_unique<Dfa>();
+  s.dfa->reset(re);
+  s.serial = re.serial_;
+  return *s.dfa;
+}
+
+size_t SplitRegex::Search::match_at_dfa(size_t i) {
+  Dfa& d = *dfa_;
+  const uint32_t symbols = re_.num_symbols_;
+  int32_t state = d.start_state(i == 0);
+  size_t best = npos, pos = i;
+  while (true) {
+    size_t len = 0;
+    uint32_t sym = pos < n_ ? re_.symbol_of(s_, n_, pos, &len) : re_.eof_symbol_;
+    int32_t t = d.trans[size_t(state) * symbols + sym];
+    if (t < 0) {
+      t = d.compute(state, sym, &work_);
+      if (t == -2) {  // too many states: drop them, and let the Pike VM finish this search
+        d.reset(re_);
+        return kGiveUp;
+      }
+    }
+    ++work_;
+    if (t & 1) best = pos;
+    state = t / 2 - 1;
+    if (state < 0 || pos >= n_) break;
+    pos += len;
+  }
+  return best;
+}
+
 SplitRegex::Search::Search(const SplitRegex& re, const uint8_t* s, size_t n) : re_(re), s_(s), n_(n) {
   // Work allowed to the Pike VM before the rest of the text goes to the backward program: a
   // multiple of what the backward program would cost for the whole text.
@@ -830,6 +1048,7 @@ SplitRegex::Search::Search(const SplitRegex& re, const uint8_t* s, size_t n) : r
   VmScratch& sc = scratch();
   if (sc.mark.size() < re.prog_.size()) sc.mark.assign(re.prog_.size(), 0);
   backward_ = false;
+  if (re.use_dfa_) dfa_ = &dfa_for(re);
   if (re.force_backward_ && n > 0) run_backward(0);
 }
 
@@ -959,7 +1178,12 @@ bool SplitRegex::Search::next(size_t* begin, size_t* end) {
         run_backward(pos_);
         break;
       }
-      size_t e = match_at(pos_);
+      size_t e = npos;
+      if (dfa_) {
+        e = match_at_dfa(pos_);
+        if (e == kGiveUp) dfa_ = nullptr;
+      }
+      if (!dfa_) e = match_at(pos_);
       if (e != npos) {  // never empty: the pattern cannot match the empty string
         *begin = pos_;
         *end = e;

@@ -45,6 +45,13 @@ class CharSet {
   }
   // A canonical text form: two sets with the same form contain the same code points.
   std::string canonical() const;
+  // Bounds (>= 128) where the explicit ranges start or end (lo, hi + 1), for the DFA's alphabet.
+  void range_bounds(std::vector<uint32_t>& out) const;
+  // Whether a code point >= 128 whose key is `key` and that lies in the same ranges as `rep` is in.
+  bool contains_key(uint32_t rep, uint8_t key) const {
+    bool covered;
+    return (mask_at(rep, &covered) >> key) & 1;
+  }
 
  private:
   struct Range {
@@ -85,6 +92,7 @@ class SplitRegex {
   // Test hooks: force the engine even for named patterns, and the dynamic program from the start.
   void disable_scanner() { scanner_ = nullptr; }
   void set_force_backward(bool on) { force_backward_ = on; }
+  void set_use_dfa(bool on) { use_dfa_ = on; }
   // Work units (thread steps and program steps) spent by the calling thread's last searches.
   static uint64_t& work_counter();
 
@@ -97,13 +105,18 @@ class SplitRegex {
   };
   enum AssertKind : uint8_t { kBeginText, kEndOrFinalNewline, kEndText, kNextNotIn, kNextIn };
 
+ public:
+  struct Dfa;  // the lazy DFA (split_regex.cc), one per pattern and thread
+
+ private:
   class Search {
    public:
     Search(const SplitRegex& re, const uint8_t* s, size_t n);
     bool next(size_t* begin, size_t* end);
 
    private:
-    size_t match_at(size_t i);  // Pike VM anchored at i; npos if no match
+    size_t match_at(size_t i);      // Pike VM anchored at i; npos if no match
+    size_t match_at_dfa(size_t i);  // the same with the lazy DFA; kGiveUp when its cache is full
     void add_thread(std::vector<uint32_t>& list, uint32_t pc, size_t pos);
     void run_backward(size_t from);
     bool test(const Inst& in, size_t pos) const;
@@ -112,11 +125,15 @@ class SplitRegex {
     size_t n_, pos_ = 0;
     uint64_t work_ = 0, budget_;
     bool backward_ = false;
+    Dfa* dfa_ = nullptr;  // null when the DFA gave up for this search
     std::vector<size_t> starts_, ends_;  // backward mode: character starts and the match end at each
     size_t k_ = 0;
   };
 
   friend class RegexParser;
+  void build_alphabet();
+  static Dfa& dfa_for(const SplitRegex& re);
+  uint32_t symbol_of(const uint8_t* s, size_t n, size_t pos, size_t* len) const;
   std::vector<Inst> prog_;
   std::vector<CharSet> sets_;
   std::vector<uint32_t> order_;  // every pc, each after the pcs it reaches without reading a character
@@ -124,6 +141,13 @@ class SplitRegex {
   PieceScanner scanner_ = nullptr;
   std::string canonical_;
   bool force_backward_ = false;
+  bool use_dfa_ = true;
+  uint64_t serial_ = 0;  // tells this pattern's DFA apart in the per-thread caches
+  // The DFA's alphabet: ASCII bytes, then (segment, key) for other code points, where segments
+  // cut the code points at every explicit range bound; then end of text and a final newline.
+  std::vector<uint32_t> segment_bounds_;
+  uint32_t num_symbols_ = 0, eof_symbol_ = 0, final_newline_symbol_ = 0;
+  std::vector<uint8_t> member_;  // [set * num_symbols_ + symbol]
 };
 
 // The named pattern run by `pattern`'s scanner (compiled once, shared).

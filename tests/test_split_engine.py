@@ -1,8 +1,9 @@
 """The native split-pattern engine (cpp/split_regex.h) against the `regex` module and tiktoken.
 
-Every pattern runs three ways: "auto" (a named pattern's scanner when the pattern means the same),
-"vm" (the Pike VM, falling back to the backward program past its work budget) and "backward" (the
-backward dynamic program for the whole text); all must give `regex.finditer`'s spans.
+Every pattern runs four ways: "auto" (a named pattern's scanner when the pattern means the same),
+"dfa" (the lazy DFA), "vm" (the Pike VM alone; both fall back to the backward program past their
+work budget) and "backward" (the backward dynamic program for the whole text); all must give
+`regex.finditer`'s spans.
 """
 
 import functools
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 import tokenforge
 from tokenforge import _core, patterns
 
-ENGINES = ["auto", "vm", "backward"]
+ENGINES = ["auto", "dfa", "vm", "backward"]
 
 SINGLE = {name: p for name, p in patterns.NAMED.items() if name != "kimi_k2"}
 PARTS = {f"{name}[{i}]": p for name, seq in patterns.SEQUENCES.items() for i, p in enumerate(seq)}
@@ -140,6 +141,10 @@ def test_arbitrary_patterns_equal_regex(pattern, text):
 
 def test_case_insensitive_letters_match_what_regex_matches():
     everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    # Every character that any ASCII letter matches case-insensitively, and some that none do.
+    candidates = "".join(sorted(set(regex.findall(r"(?i)[a-z]", everything)))) + everything[:0x3000:7]
+    assert _core.Pattern("(?i)[a-z]", "vm").spans(everything) == _spans("(?i)[a-z]", everything)
+    everything = candidates
     for letter in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ":
         for pattern in (f"(?i:{letter})", f"(?i)[{letter}]", f"(?i:[^{letter}])"):
             assert _core.Pattern(pattern, "vm").spans(everything) == _spans(pattern, everything), pattern
@@ -180,10 +185,11 @@ def test_refused_patterns_fall_back_to_regex_with_the_same_ids():
     (patterns.QWEN3_5, lambda n: "\u0301" * n),
     (patterns.DEEPSEEK_V3[2], lambda n: "!" * n),
 ])
-def test_work_grows_linearly(pattern, make):
-    p = _core.Pattern(pattern, "vm")
+@pytest.mark.parametrize("engine", ["dfa", "vm"])
+def test_work_grows_linearly(pattern, make, engine):
+    p = _core.Pattern(pattern, engine)
     small, large = p.work(make(2000)), p.work(make(16000))
-    assert large <= 8 * small * 1.25 + 1000, (small, large)
+    assert large <= 8 * small * 1.25 + 20000, (small, large)
     assert p.spans(make(24)) == _spans(pattern, make(24))  # `regex` itself is exponential on some
     assert p.spans(make(3000)) == _core.Pattern(pattern, "backward").spans(make(3000))
 

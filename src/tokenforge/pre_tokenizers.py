@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from . import _core, _hf_unicode
+from . import _core, _hf_unicode, regex_budget
 from .normalizers import Stage, char_class
 
 # The native splitter (cpp/pre_split.h) gets HF's classes once; Whitespace, WhitespaceSplit,
@@ -100,6 +100,13 @@ class Regex(PreTokenizer):
 
         self.pattern = pattern
         self._re = regex.compile(patterns.resolve(pattern))
+
+    def split(self, text: str) -> list[str]:
+        # whole matches (findall would give the groups of a pattern with capture groups), in bounded
+        # time: the pattern may come from an untrusted file
+        return [m.group() for m in regex_budget.finditer(self._re, text)]
+
+    split_reference = split
 
     def to_dict(self) -> dict:
         return {"type": self.kind, "pattern": self.pattern}

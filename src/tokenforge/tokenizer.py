@@ -13,13 +13,12 @@ adjacent parts whose concatenation is a token may merge; with explicit merges (H
 from __future__ import annotations
 
 import functools
-import threading
 import unicodedata
 from typing import AbstractSet, Collection, Iterable, Iterator, Literal, Mapping, Sequence
 
 import numpy as np
 
-from . import _core, patterns
+from . import _core, patterns, regex_budget
 from .special import SpecialPolicy, disallowed_error
 
 DEFAULT_THREADS = 8
@@ -93,13 +92,15 @@ class Tokenizer:
                 self._native_pattern = -1
         except TypeError:
             raise TypeError("mergeable_ranks must map bytes to int ids in [0, 2**32 - 1)") from None
-        self._lock = threading.Lock()
-        self._regex_cache = None
+        # No locks: a fork while another thread held one would deadlock the child. Compiled regexes
+        # are built outside any lock (two threads may both compile; one result is kept).
+        self._split_regex = None
+        self._special_regexes: dict[bytes, object] = {}
         if self._native_pattern < 0:  # a custom regex: a file's bad pattern fails here, not at the first encode
             import regex
 
             try:
-                self._regex_cache = (regex.compile(self._pat_str), {})
+                self._split_regex = regex.compile(self._pat_str)
             except regex.error as e:
                 raise ValueError(f"the split pattern {self._pat_str[:80]!r} does not compile: {e}") from None
 
@@ -376,26 +377,37 @@ class Tokenizer:
         start = 0
         if special_re is not None:
             for m in special_re.finditer(text):
-                pieces = [p.group().encode("utf-8") for p in split.finditer(text, start, m.start())]
+                pieces = [p.group().encode("utf-8") for p in regex_budget.finditer(split, text, start, m.start())]
                 ids += self._core.encode_pieces(pieces)
                 ids.append(self._special_tokens[m.group()])
                 start = m.end()
         # finditer, not findall: with capture groups in the pattern, findall gives the groups (tuples,
         # or only part of each piece), not the pieces.
-        ids += self._core.encode_pieces([p.group().encode("utf-8") for p in split.finditer(text[start:])])
+        ids += self._core.encode_pieces([p.group().encode("utf-8") for p in regex_budget.finditer(split, text[start:])])
         return ids
+
+    # How many compiled special-token regexes (one per distinct set of allowed special tokens) a
+    # tokenizer keeps; the oldest goes first.
+    _MAX_SPECIAL_REGEXES = 16
 
     def _regexes(self, allowed: bytes):
         import regex
 
-        with self._lock:
-            if self._regex_cache is None:
-                self._regex_cache = (regex.compile(self._pat_str), {})
-            split, specials = self._regex_cache
-            if allowed not in specials:
-                toks = sorted((t for t, m in zip(self._policy.order, allowed) if m), key=len, reverse=True)
-                specials[allowed] = regex.compile("|".join(map(regex.escape, toks))) if toks else None
-            return split, specials[allowed]
+        split = self._split_regex
+        if split is None:
+            split = self._split_regex = regex.compile(self._pat_str)
+        cache = self._special_regexes
+        special_re = cache.get(allowed, False)
+        if special_re is False:
+            toks = sorted((t for t, m in zip(self._policy.order, allowed) if m), key=len, reverse=True)
+            special_re = regex.compile("|".join(map(regex.escape, toks))) if toks else None
+            while len(cache) >= self._MAX_SPECIAL_REGEXES:
+                try:
+                    del cache[next(iter(cache))]
+                except (KeyError, RuntimeError, StopIteration):  # another thread changed it meanwhile
+                    break
+            cache[allowed] = special_re
+        return split, special_re
 
     # ----------------------------------------------------------------------------------------------
     # Decoding
@@ -503,11 +515,10 @@ class Tokenizer:
     def merges(self) -> list[tuple[bytes, bytes]]:
         """The merges in priority order, as byte pairs."""
         if self._merges is None:
-            with self._lock:
-                if self._merges_derived is None:
-                    from .reference import recover_merges
+            if self._merges_derived is None:
+                from .reference import recover_merges
 
-                    self._merges_derived = recover_merges(self._mergeable_ranks)
+                self._merges_derived = recover_merges(self._mergeable_ranks)
             return list(self._merges_derived)
         return list(self._merges)
 

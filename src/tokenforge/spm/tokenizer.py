@@ -145,9 +145,11 @@ class SentencePieceTokenizer:
         return mf.to_bytes(self.model)
 
     def save_model(self, path) -> None:
-        """Writes a sentencepiece `.model` file."""
-        with open(path, "wb") as f:
-            f.write(self.to_model_bytes())
+        """Writes a sentencepiece `.model` file (through a temporary file: a full disk leaves the old
+        file as it was)."""
+        from ..load import write_atomic
+
+        write_atomic(path, self.to_model_bytes())
 
     def save(self, path, *, format: str = "tokenforge") -> None:
         """tokenforge's own JSON file (`tokenforge.load` reads it), or format="huggingface" for a

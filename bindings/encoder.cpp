@@ -1,5 +1,7 @@
 // The byte-level BPE encoder (`_core.Encoder`) and the split-pattern engine (`_core.Pattern`):
 // str in, ids out, the GIL released around the native work.
+#include <array>
+
 #include "common.h"
 #include "encoder.h"
 
@@ -321,9 +323,75 @@ struct PyPattern {
   }
 };
 
+// A .tiktoken file ("base64-token rank" per line) as a dict {token bytes: rank}, or None when the
+// file is not exactly well formed (bad base64 or padding, a rank that is not 1-10 digits or not
+// below 2**32, an empty token, a duplicate token or rank): the Python parser then names the line.
+nb::object parse_tiktoken(nb::bytes data) {
+  static const auto table = [] {
+    std::array<int8_t, 256> t{};
+    t.fill(-1);
+    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (int i = 0; i < 64; ++i) t[uint8_t(alphabet[i])] = int8_t(i);
+    return t;
+  }();
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(data.c_str());
+  size_t n = data.size(), i = 0;
+  nb::dict out;
+  std::vector<uint32_t> ranks;
+  std::string token;
+  while (i < n) {
+    size_t end = i;
+    while (end < n && p[end] != '\n') ++end;
+    size_t line_end = end > i && p[end - 1] == '\r' ? end - 1 : end;
+    if (line_end > i) {
+      size_t space = i;
+      while (space < line_end && p[space] != ' ') ++space;
+      size_t b64_len = space - i;
+      if (space == line_end || b64_len == 0 || b64_len % 4 != 0) return nb::none();
+      size_t pad = p[space - 1] == '=' ? (p[space - 2] == '=' ? 2 : 1) : 0;
+      token.clear();
+      uint32_t acc = 0;
+      int bits = 0;
+      for (size_t k = i; k < space - pad; ++k) {
+        int v = table[p[k]];
+        if (v < 0) return nb::none();
+        acc = (acc << 6) | uint32_t(v);
+        bits += 6;
+        if (bits >= 8) {
+          bits -= 8;
+          token.push_back(char((acc >> bits) & 0xFF));
+        }
+      }
+      if (acc & ((1u << bits) - 1)) return nb::none();  // non-zero padding bits: not canonical
+      size_t digits = line_end - space - 1;
+      if (digits == 0 || digits > 10 || token.empty()) return nb::none();
+      uint64_t rank = 0;
+      for (size_t k = space + 1; k < line_end; ++k) {
+        if (p[k] < '0' || p[k] > '9') return nb::none();
+        rank = rank * 10 + (p[k] - '0');
+      }
+      if (rank >= (uint64_t(1) << 32)) return nb::none();
+      nb::bytes key(token.data(), token.size());
+      if (PyDict_Contains(out.ptr(), key.ptr())) return nb::none();
+      PyObject* value = PyLong_FromUnsignedLongLong(rank);
+      if (!value || PyDict_SetItem(out.ptr(), key.ptr(), value) < 0) {
+        Py_XDECREF(value);
+        throw nb::python_error();
+      }
+      Py_DECREF(value);
+      ranks.push_back(uint32_t(rank));
+    }
+    i = end + 1;
+  }
+  std::sort(ranks.begin(), ranks.end());
+  if (std::adjacent_find(ranks.begin(), ranks.end()) != ranks.end()) return nb::none();
+  return out;
+}
+
 }  // namespace
 
 void bind_encoder(nb::module_& m) {
+  m.def("parse_tiktoken", &parse_tiktoken, nb::arg("data"));
   nb::exception<UnsupportedPatternError>(m, "UnsupportedPattern", PyExc_ValueError);
   nb::class_<PyPattern>(m, "Pattern")
       .def(nb::init<const std::string&, const std::string&>(), nb::arg("pat_str"), nb::arg("engine") = "auto")

@@ -13,6 +13,7 @@ import time
 import tokenforge
 
 MASK64 = (1 << 64) - 1
+SHARED_VOCAB = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "vocab"
 
 
 def _unxorshift(y: int, s: int) -> int:
@@ -123,3 +124,19 @@ def test_thread_creation_failure_raises_runtime_error():
     lines = r.stdout.splitlines()
     assert lines[0].startswith("RuntimeError: could not start 1000 threads"), r.stdout
     assert lines[-1] == "True"
+
+
+def test_native_tiktoken_parser_equals_the_python_one_and_defers_errors(tmp_path):
+    from tokenforge import _core
+    from tokenforge.formats import tiktoken_bpe
+
+    data = (SHARED_VOCAB / "cl100k_base.tiktoken").read_bytes()
+    fast = _core.parse_tiktoken(data)
+    assert fast == tiktoken_bpe.parse(data, "x") and len(fast) == 100256
+    import base64
+    assert fast == {base64.b64decode(t): int(r) for t, r in (line.split() for line in data.splitlines() if line)}
+    # Anything not exactly well formed goes to the Python parser, whose errors name the line.
+    for bad in [b"YQ== 1\nYQ== 2\n", b"YQ== 1\nYg== 1\n", b"YQ== -1\n", b"YQ== 1_0\n", b"YQ 1\n", b"YR== 1\n",
+                b"YQ==  1\n", b"YQ== 99999999999\n", b"Y!== 1\n", b"YQ==\n"]:
+        assert _core.parse_tiktoken(bad) is None, bad
+    assert _core.parse_tiktoken(b"YQ== 1\r\n\nYg== 2") == {b"a": 1, b"b": 2}

@@ -296,6 +296,13 @@ for i in range(int(sys.argv[2])):
 for seed in _common.seed_inputs():
     fuzz_load.TestOneInput(seed)
     n += 1
+import importlib, pathlib
+for folder in sorted((pathlib.Path(sys.argv[1]).parent / "tests" / "regressions").iterdir()):  # inputs that once crashed
+    if folder.is_dir():
+        target = importlib.import_module(folder.name)
+        for path in sorted(folder.iterdir()):
+            target.TestOneInput(path.read_bytes())
+            n += 1
 for model in fuzz_model_file.seed_models():  # .model files with bytes changed: the native unigram / byte tables
     for i in range(int(sys.argv[2])):
         data = bytearray(model)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 
+from .. import _core
 from ..load import dump_tiktoken_bpe, write_atomic
 from ._common import build, check_every_byte, fail
 
@@ -55,6 +56,12 @@ def parse(data: bytes, source) -> dict[bytes, int]:
 
 def parse_counted(data: bytes, source) -> tuple[dict[bytes, int], int]:
     """(the ranks without an empty token, the number of lines with a rank, the empty token's too)."""
+    fast = _core.parse_tiktoken(data)  # None unless well formed: then the loop below names the error
+    if fast:
+        count = len(fast)
+        fast.pop(b"", None)  # an empty token, as below
+        check_every_byte(fast, source, "ranks")
+        return fast, count
     ranks: dict[bytes, int] = {}
     lines_of: dict[int, int] = {}
     for lineno, line in enumerate(data.split(b"\n"), 1):

@@ -855,3 +855,67 @@ def test_chat_with_a_jinja_chat_template_matches_transformers(tmp_path, corpus_t
 def test_bad_chat_messages_are_400(server, messages, message):
     status, answer = chat(server, messages, "cl100k_base")
     assert status == 400 and message in answer["error"], answer
+
+
+def test_page_chat_input(server):
+    from urllib.parse import quote
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    driver = _chrome()
+    try:
+        driver.get(server.url)
+        _wait(lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), "the page")
+        pane_a, pane_b = driver.find_element(By.ID, "pane-a"), driver.find_element(By.ID, "pane-b")
+
+        def count(pane):
+            return pane.find_element(By.CSS_SELECTOR, ".count").get_attribute("data-count")
+
+        def expected(encoding, messages):
+            text = "".join(f"<|im_start|>{m['role']}<|im_sep|>{m['content']}<|im_end|>" for m in messages)
+            return tiktoken_chat(encoding).encode(text + "<|im_start|>assistant<|im_sep|>", allowed_special="all")
+
+        driver.find_element(By.ID, "chat-mode").click()
+        assert not driver.find_element(By.ID, "text").is_displayed()
+        rows = driver.find_elements(By.CSS_SELECTOR, "#messages .message")
+        assert [Select(r.find_element(By.TAG_NAME, "select")).first_selected_option.text for r in rows] == ["system", "user"]
+        user = "What is 速い in English? 😀"
+        rows[1].find_element(By.TAG_NAME, "textarea").send_keys(user)  # real key events
+        messages = [{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": user}]
+        want = expected("cl100k_base", messages)
+        _wait(lambda: count(pane_a) == str(len(want)), f"the chat count {len(want)}")
+        spans = pane_a.find_elements(By.CSS_SELECTOR, ".tokens .tok")
+        assert [int(s.get_attribute("data-id")) for s in spans] == want
+        assert [s.text for s in pane_a.find_elements(By.CSS_SELECTOR, ".tokens .tok.special")][:3] == [
+            "<|im_start|>", "<|im_sep|>", "<|im_end|>"]
+        assert pane_a.find_element(By.CSS_SELECTOR, ".stats").text.startswith("2 messages · ")
+
+        # Another message, the compare pane on o200k, and a tokenizer without a chat format.
+        driver.find_element(By.ID, "add-message").click()
+        rows = driver.find_elements(By.CSS_SELECTOR, "#messages .message")
+        assert Select(rows[2].find_element(By.TAG_NAME, "select")).first_selected_option.text == "assistant"
+        rows[2].find_element(By.TAG_NAME, "textarea").send_keys("Fast.")
+        messages.append({"role": "assistant", "content": "Fast."})
+        _wait(lambda: count(pane_a) == str(len(expected("cl100k_base", messages))), "the count with three messages")
+        driver.find_element(By.ID, "compare").click()
+        Select(pane_b.find_element(By.CSS_SELECTOR, "select")).select_by_value("o200k_base")
+        _wait(lambda: count(pane_b) == str(len(expected("o200k_base", messages))), "the o200k chat count")
+        Select(pane_b.find_element(By.CSS_SELECTOR, "select")).select_by_value("gpt2")
+        error = pane_b.find_element(By.CSS_SELECTOR, ".error")
+        _wait(lambda: error.is_displayed() and "no chat template" in error.text, "the no-chat-template error")
+
+        # Removing a message, and the chat surviving a reload through the URL.
+        rows[0].find_element(By.CSS_SELECTOR, "button.remove").click()
+        messages.pop(0)
+        _wait(lambda: count(pane_a) == str(len(expected("cl100k_base", messages))), "the count without the system message")
+        url = driver.current_url
+        assert "chat=1" in url and quote("Fast.") in url
+        driver.get("about:blank")
+        driver.get(url)
+        _wait(lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), "the reloaded page")
+        pane_a = driver.find_element(By.ID, "pane-a")
+        _wait(lambda: count(pane_a) == str(len(expected("cl100k_base", messages))), "the chat count after a reload")
+        assert driver.execute_script("return readMessages()") == messages
+    finally:
+        driver.quit()

@@ -919,3 +919,22 @@ def test_page_chat_input(server):
         assert driver.execute_script("return readMessages()") == messages
     finally:
         driver.quit()
+
+
+def test_chat_template_from_a_model_folder_config():
+    """The model-folder loader keeps tokenizer_config.json as tok.folder_config and the template as
+    tok.chat_template (possibly a list of named templates): bos / eos come from the config."""
+    from tokenforge import chat
+
+    class Folder:
+        chat_template = [{"name": "tool_use", "template": "x"}, {"name": "default", "template": "{{ bos_token }}{% for m in "
+                         "messages %}{{ m['content'] }}{{ eos_token }}{% endfor %}"}]
+        folder_config = {"tokenizer_config": {"bos_token": {"content": "<s>", "lstrip": False}},
+                         "special_tokens_map": {"eos_token": "</s>"}}
+
+    assert chat.chat_format(Folder()) == "template"
+    assert chat.special_token_names(Folder()) == {"bos_token": "<s>", "eos_token": "</s>"}
+    assert chat.render_template(chat.template_of(Folder()), CHAT[:2], **chat.special_token_names(Folder())) == (
+        "<s>" + CHAT[0]["content"] + "</s>" + CHAT[1]["content"] + "</s>")
+    Folder.chat_template = None
+    assert chat.chat_format(Folder()) is None

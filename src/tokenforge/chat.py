@@ -40,9 +40,36 @@ def check_messages(messages) -> list[dict]:
     return messages
 
 
+def template_of(tok) -> str | None:
+    """tok.chat_template (set by the model-folder loader from tokenizer_config.json); of a list of
+    named templates, the one named "default"."""
+    template = getattr(tok, "chat_template", None)
+    if isinstance(template, list):
+        named = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
+        template = named.get("default")
+    return template if isinstance(template, str) else None
+
+
+def special_token_names(tok) -> dict[str, str]:
+    """bos_token / eos_token for the template: tok's attributes, else the folder's
+    tokenizer_config.json / special_tokens_map.json (kept as tok.folder_config)."""
+    found = {}
+    config = getattr(tok, "folder_config", None) or {}
+    for key in ("bos_token", "eos_token"):
+        value = getattr(tok, key, None)
+        for part in ("tokenizer_config", "special_tokens_map"):
+            if value is None and isinstance(config.get(part), dict):
+                value = config[part].get(key)
+        if isinstance(value, dict):  # {"content": "<s>", "lstrip": false, ...}
+            value = value.get("content")
+        if isinstance(value, str):
+            found[key] = value
+    return found
+
+
 def chat_format(tok) -> str | None:
     """"template", "openai" or None: how this tokenizer turns messages into ids."""
-    if isinstance(getattr(tok, "chat_template", None), str):
+    if template_of(tok) is not None:
         return "template"
     if getattr(tok, "name", None) in _IM_FIRST_ID and hasattr(tok, "_mergeable_ranks"):
         return "openai"
@@ -88,8 +115,7 @@ def chat_ids(tok, messages: list[dict], *, name: str = "") -> tuple[object, str,
     messages = check_messages(messages)
     how = chat_format(tok)
     if how == "template":
-        specials = {k: getattr(tok, k) for k in ("bos_token", "eos_token") if isinstance(getattr(tok, k, None), str)}
-        text = render_template(tok.chat_template, messages, **specials)
+        text = render_template(template_of(tok), messages, **special_token_names(tok))
         if hasattr(tok, "encode_ordinary"):
             return tok, text, tok.encode(text, allowed_special="all", disallowed_special=())
         try:

@@ -302,7 +302,7 @@ _HTTP_PARSING = (
     "    for length in ('1_0', '+5'):\n"
     "        a = exchange(port, b'POST ' + post_path + b' HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nContent-Type: application/json\\r\\n'"
     " + f'Content-Length: {length}\\r\\n\\r\\n'.encode() + body)\n"
-    "        out.append(f'CL {length}: {status_line(a)[:26]}')\n"
+    "        out.append(f'CL {length}: {status_line(a)[:30]}')\n"
     "    smuggled = b'GET /api/tokenizers HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n'\n"
     "    a = exchange(port, b'GET / HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n' + f'Content-Length: {len(smuggled)}\\r\\n\\r\\n'.encode() + smuggled)\n"
     "    out.append(f'GET with a request as body: {a.count(b\"HTTP/1.1 \")} answers')\n"

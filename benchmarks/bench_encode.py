@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""Encoding throughput: tokenforge against tiktoken on the same text, in the same run.
+"""Encoding throughput on real text: tokenforge against tiktoken, gigatoken and fastokens, one run.
 
-    python benchmarks/bench_encode.py [--mb 8] [--repeat 5] [--encodings cl100k_base o200k_base]
+    python benchmarks/bench_encode.py [--mb 6] [--slice 1000000] [--encodings cl100k_base o200k_base]
+                                      [--skip-custom] [--skip-worst] [--mixed]
 
-Builds the corpus with ../shared/tools/make_bench_corpus.py (mixed prose, multilingual, code) into a
-temporary folder, and loads tiktoken's vocabularies from ../shared/vocab. For each encoding it
-measures (best of --repeat runs, since the machine is shared and noisy):
-  single   encode_ordinary on the whole corpus, one thread
-  batch    encode_ordinary_batch on ~4 KB documents with num_threads=2
-  worst    a million repeated characters, a 5 MB line of random letters and digits, 1 MB of spaces
-and prints MB/s for both and the ratio tokenforge / tiktoken. Ids are checked equal as it goes.
+The corpora come from tools/make_real_corpus.py (English prose, Debian's localized manual pages,
+Python's standard library), generated into a temporary folder on first use. For each corpus and
+encoding, every library warms up on one slice, then encodes three other fresh slices once each (a
+cache is not flattered by seeing the same text twice, but still helps with recurring words, as in
+a real corpus); MB/s of UTF-8 over the three in CPU time of the process (all its threads; the
+machine is shared), best of --rounds rounds, each round on new slices.
+Outputs: a Python list of ids (tokenforge encode_ordinary; tiktoken encode_ordinary; gigatoken
+backend.encode_batch_list([t], parallel=False)[0]; fastokens encode_ordinary(t).ids with
+FASTOKENS_BPE_THREADS=1) and numpy arrays (tokenforge encode_to_numpy, gigatoken backend.encode).
+Ids are checked equal to tiktoken's. Then custom split patterns through tokenforge.Encoding and
+tiktoken.Encoding with the same arguments (cl100k's ranks), and the worst cases. One thread
+throughout; the libraries that are not installed are skipped.
 """
 
 import argparse
@@ -70,47 +76,186 @@ def compare(label: str, nbytes: int, ours, theirs, repeat: int) -> None:
           f"ratio {t_theirs / t_ours:5.2f}x", flush=True)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mb", type=int, default=8)
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
-    ap.add_argument("--skip-worst", action="store_true")
-    args = ap.parse_args()
-    setup_tiktoken_cache()
+
+PEERS_MISSING: set[str] = set()
+
+
+def real_corpus(mb: float) -> dict[str, str]:
+    out = pathlib.Path(tempfile.gettempdir()) / f"tokenforge-bench-real-{mb:g}"
+    if not (out / "code.txt").exists():
+        subprocess.run([sys.executable, str(ROOT / "tools" / "make_real_corpus.py"), str(out), "--mb", str(mb)],
+                       check=True, stderr=subprocess.DEVNULL)
+    # Special-token text would make some peers raise (their ordinary encoders still check it).
+    return {k: (out / f"{k}.txt").read_text(encoding="utf-8").replace("<|", "<\u200b|")
+            for k in ("english", "multilingual", "code")}
+
+
+def libraries(name: str) -> dict:
+    """name -> {output kind: encode function} for one encoding; ids of "list" kinds are lists."""
     import tiktoken
 
     import tokenforge
 
-    text = corpus(args.mb)
-    nbytes = len(text.encode())
-    docs, i = [], 0
-    while i < len(text):
-        docs.append(text[i:i + 4000])
-        i += 4000
+    path = str(SHARED / "vocab" / f"{name}.tiktoken")
+    tf, tk = tokenforge.get_encoding(name), tiktoken.get_encoding(name)
+    libs = {
+        "tokenforge": {"list": tf.encode_ordinary, "numpy": tf.encode_to_numpy},
+        "tiktoken": {"list": tk.encode_ordinary},
+    }
+    try:
+        import gigatoken
+
+        g = gigatoken.Tokenizer.from_tiktoken(path).backend
+        libs["gigatoken"] = {"list": lambda t: g.encode_batch_list([t], parallel=False)[0], "numpy": g.encode}
+    except Exception as e:  # not installed, or cannot read the file
+        PEERS_MISSING.add(f"gigatoken ({type(e).__name__})")
+    try:
+        os.environ["FASTOKENS_BPE_THREADS"] = "1"
+        import fastokens
+
+        f = fastokens.Tokenizer.from_tiktoken(path, encoding=name)
+        libs["fastokens"] = {"list": lambda t: f.encode_ordinary(t).ids}
+    except Exception as e:
+        PEERS_MISSING.add(f"fastokens ({type(e).__name__})")
+    return libs
+
+
+def slices(text: str, size: int, rounds: int):
+    """(warm-up slice, three fresh slices) per round, none used twice."""
+    parts = [text[i:i + size] for i in range(0, len(text) - size + 1, size)]
+    need = 4 * rounds
+    if len(parts) < need:
+        raise SystemExit(f"corpus too small for {rounds} rounds of 4 slices of {size} characters; pass a larger --mb")
+    return [(parts[4 * r], parts[4 * r + 1:4 * r + 4]) for r in range(rounds)]
+
+
+def throughput(fn, rounds) -> float:
+    best = 0.0
+    for warm, fresh in rounds:
+        fn(warm)
+        nbytes = sum(len(t.encode()) for t in fresh)
+        start = time.process_time()  # CPU time: the machine is shared, and the work is one thread
+        for t in fresh:
+            fn(t)
+        best = max(best, nbytes / 1e6 / (time.process_time() - start))
+    return best
+
+
+def real_text_table(args) -> None:
+    texts = real_corpus(args.mb)
+    print(f"real text, one thread, MB/s (best of {args.rounds} rounds of 3 fresh {args.slice:,}-character slices "
+          f"after a warm-up slice); ratio = tokenforge / fastest peer of the same output kind")
+    print("| encoding, corpus | tokenforge list / numpy | gigatoken list / numpy | fastokens list | tiktoken list | "
+          "tokenforge vs fastest peer, list / numpy |")
+    print("|---|---|---|---|---|---|")
+    for name in args.encodings:
+        libs = libraries(name)
+        reference = libs["tiktoken"]["list"]
+        for corpus_name, text in texts.items():
+            rounds = slices(text, args.slice, args.rounds)
+            expected = reference(rounds[0][1][0])
+            speed = {}
+            for lib, kinds in libs.items():
+                for kind, fn in kinds.items():
+                    got = fn(rounds[0][1][0])
+                    if list(got) != expected:
+                        raise SystemExit(f"{lib} {kind} on {name} {corpus_name}: ids differ from tiktoken's")
+                    speed[lib, kind] = throughput(fn, rounds)
+            def cell(lib, kinds=("list", "numpy")):
+                vals = [f"{speed[lib, k]:.0f}" for k in kinds if (lib, k) in speed]
+                return " / ".join(vals) if vals else "-"
+            peers_list = [v for (l, k), v in speed.items() if l != "tokenforge" and k == "list"]
+            peers_np = [v for (l, k), v in speed.items() if l != "tokenforge" and k == "numpy"]
+            ratio_list = speed["tokenforge", "list"] / max(peers_list)
+            ratio_np = f"x{speed['tokenforge', 'numpy'] / max(peers_np):.2f}" if peers_np else "-"
+            print(f"| {name.split('_')[0]} {corpus_name} | {cell('tokenforge')} | {cell('gigatoken')} | "
+                  f"{cell('fastokens', ('list',))} | {cell('tiktoken', ('list',))} | x{ratio_list:.2f} / {ratio_np} |",
+                  flush=True)
+    if PEERS_MISSING:
+        print("skipped:", ", ".join(sorted(PEERS_MISSING)))
+
+
+def custom_patterns(args) -> None:
+    import tiktoken
+
+    import tokenforge
+    from tokenforge import patterns
+
+    gpt2_single_digits = patterns.GPT2.replace(r" ?\p{N}++", r"\p{N}")
+    ranks = tiktoken.get_encoding("cl100k_base")._mergeable_ranks
+    text = real_corpus(args.mb)
+    rounds = slices(text["english"][: 8 * args.slice] + text["multilingual"][: 8 * args.slice], args.slice, args.rounds)
+    print("\ncustom split patterns with cl100k's ranks, one thread, English + multilingual, MB/s")
+    print("| pattern | tokenforge | tiktoken | ratio |")
+    print("|---|---|---|---|")
+    for label, p in [("Llama 3", patterns.LLAMA3), ("Qwen2", patterns.QWEN2), ("Qwen3.5", patterns.QWEN3_5),
+                     ("tekken", patterns.TEKKEN), ("GPT-2, single digits", gpt2_single_digits),
+                     ("DeepSeek V3 (third split)", patterns.DEEPSEEK_V3[2])]:
+        ours = tokenforge.Encoding(label, pat_str=p, mergeable_ranks=ranks, special_tokens={})
+        theirs = tiktoken.Encoding(label, pat_str=p, mergeable_ranks=ranks, special_tokens={})
+        sample = rounds[0][1][0]
+        if ours.encode_ordinary(sample) != theirs.encode_ordinary(sample):
+            raise SystemExit(f"{label}: ids differ from tiktoken's")
+        a, b = throughput(ours.encode_ordinary, rounds), throughput(theirs.encode_ordinary, rounds)
+        print(f"| {label} | {a:.1f} | {b:.1f} | x{a / b:.2f} |", flush=True)
+
+
+def worst_cases(args) -> None:
+    import tiktoken
+
+    import tokenforge
+
     rng = random.Random(0)
     worst = {
         "1M x 'a'": "a" * 1_000_000,
-        "5 MB random [a-z0-9] line": "".join(rng.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=5_000_000)),
+        "5 MB line of random [a-z0-9]": "".join(rng.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=5_000_000)),
         "1 MB of spaces": " " * 1_000_000,
     }
-    print(f"corpus: {nbytes / 1e6:.1f} MB mixed text, {len(docs)} documents of ~4 KB; best of {args.repeat}")
+    print("\nworst cases, one thread, MB/s")
     for name in args.encodings:
         ours, theirs = tokenforge.get_encoding(name), tiktoken.get_encoding(name)
-        print(name)
-        compare("single thread", nbytes, lambda: ours.encode_ordinary(text), lambda: theirs.encode_ordinary(text), args.repeat)
-        compare("batch, 2 threads", nbytes, lambda: ours.encode_ordinary_batch(docs, num_threads=2),
-                lambda: theirs.encode_ordinary_batch(docs, num_threads=2), args.repeat)
-        if args.skip_worst:
-            continue
         for label, w in worst.items():
+            t_ours = best_time(lambda: ours.encode_ordinary(w), 2)
             try:
-                theirs.encode_ordinary(w)
+                t_theirs = best_time(lambda: theirs.encode_ordinary(w), 1)
+                other = f"tiktoken {len(w) / 1e6 / t_theirs:8.1f}   ratio x{t_theirs / t_ours:.1f}"
             except BaseException as e:  # tiktoken's regex engine can overflow its stack here
-                t = best_time(lambda: ours.encode_ordinary(w), 1)
-                print(f"  {label:<28} tokenforge {len(w) / 1e6 / t:8.1f} MB/s   tiktoken failed: {type(e).__name__}")
-                continue
-            compare(label, len(w.encode()), lambda: ours.encode_ordinary(w), lambda: theirs.encode_ordinary(w), 2)
+                other = f"tiktoken failed: {type(e).__name__}"
+            print(f"  {name:<12} {label:<30} tokenforge {len(w) / 1e6 / t_ours:8.1f}   {other}", flush=True)
+
+
+def mixed_corpus_compare(args) -> None:
+    """The former benchmark: the synthetic mixed corpus, whole, best of --repeat."""
+    import tiktoken
+
+    import tokenforge
+
+    text = corpus(8)
+    for name in args.encodings:
+        ours, theirs = tokenforge.get_encoding(name), tiktoken.get_encoding(name)
+        compare(f"{name} mixed, single thread", len(text.encode()), lambda: ours.encode_ordinary(text),
+                lambda: theirs.encode_ordinary(text), args.repeat)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", type=float, default=6, help="size of each generated corpus")
+    ap.add_argument("--slice", type=int, default=1_000_000, help="characters per slice")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
+    ap.add_argument("--skip-custom", action="store_true")
+    ap.add_argument("--skip-worst", action="store_true")
+    ap.add_argument("--mixed", action="store_true", help="also the former synthetic mixed corpus")
+    args = ap.parse_args()
+    setup_tiktoken_cache()
+    real_text_table(args)
+    if not args.skip_custom:
+        custom_patterns(args)
+    if not args.skip_worst:
+        worst_cases(args)
+    if args.mixed:
+        mixed_corpus_compare(args)
 
 
 if __name__ == "__main__":

@@ -144,8 +144,8 @@ size_t utf8_valid_prefix(const uint8_t* s, size_t n) {
 // ------------------------------------------------------------------------------------------------
 // PieceCounter
 
-PieceCounter::PieceCounter(SplitPattern pattern, std::vector<SpecialToken> specials)
-    : scan_(scanner_for(pattern)), specials_(std::move(specials)), matcher_(specials_), all_(specials_.size(), 1) {
+PieceCounter::PieceCounter(std::shared_ptr<const SplitRegex> split, std::vector<SpecialToken> specials)
+    : split_(std::move(split)), specials_(std::move(specials)), matcher_(specials_), all_(specials_.size(), 1) {
   for (const auto& t : specials_) {
     if (t.bytes.find('\n') != std::string::npos) newline_cuts_ = false;
     if (t.bytes.find(' ') != std::string::npos) space_cuts_ = false;
@@ -208,7 +208,7 @@ size_t PieceCounter::first_cut(const uint8_t* s, size_t n) const {
 void PieceCounter::count_serial(const uint8_t* s, size_t n, PieceCounts& out) const {
   auto stretch = [&](size_t b, size_t e) {
     const uint8_t* t = s + b;
-    for_each_piece(scan_, t, e - b, [&](size_t i, size_t j) { out.add(t + i, j - i, 1); });
+    split_->for_each_match(t, e - b, [&](size_t i, size_t j) { out.add(t + i, j - i, 1); });
   };
   size_t pos = 0;
   while (!matcher_.empty()) {

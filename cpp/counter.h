@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "pretokenize.h"
+#include "split_regex.h"
 #include "special.h"
 
 namespace tokenforge {
@@ -56,7 +56,10 @@ size_t utf8_valid_prefix(const uint8_t* s, size_t n);
 // Splits text into pieces and counts them into a PieceCounts, with native threads.
 class PieceCounter {
  public:
-  PieceCounter(SplitPattern pattern, std::vector<SpecialToken> specials);
+  // `split` may be null for a counter that only sums tables and finds cuts.
+  PieceCounter(std::shared_ptr<const SplitRegex> split, std::vector<SpecialToken> specials);
+  PieceCounter(SplitPattern pattern, std::vector<SpecialToken> specials)
+      : PieceCounter(named_split_regex(pattern), std::move(specials)) {}
 
   // Counts s[0..n) as one stretch of text, with up to `threads` threads. The result is the same
   // as counting serially: the text is divided only at safe cuts (see next_cut).
@@ -90,7 +93,7 @@ class PieceCounter {
   size_t next_cut(const uint8_t* s, size_t n, size_t from) const;
   void count_serial(const uint8_t* s, size_t n, PieceCounts& out) const;
 
-  PieceScanner scan_;
+  std::shared_ptr<const SplitRegex> split_;
   std::vector<SpecialToken> specials_;
   SpecialMatcher matcher_;
   std::vector<char> all_;

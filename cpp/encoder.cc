@@ -4,9 +4,9 @@
 
 namespace tokenforge {
 
-Encoder::Encoder(std::unique_ptr<BytePairModel> model, PieceScanner scanner, std::vector<SpecialToken> specials,
-                 std::vector<std::pair<uint32_t, std::string>> decoder)
-    : model_(std::move(model)), scanner_(scanner), specials_(std::move(specials)), matcher_(specials_) {
+Encoder::Encoder(std::unique_ptr<BytePairModel> model, std::shared_ptr<const SplitRegex> split,
+                 std::vector<SpecialToken> specials, std::vector<std::pair<uint32_t, std::string>> decoder)
+    : model_(std::move(model)), split_(std::move(split)), specials_(std::move(specials)), matcher_(specials_) {
   uint32_t max_id = 0;
   for (const auto& t : decoder) max_id = std::max(max_id, t.first);
   // Stable, so that of several entries for one id the first given wins (o200k_harmony names
@@ -36,7 +36,7 @@ Encoder::Encoder(std::unique_ptr<BytePairModel> model, PieceScanner scanner, std
 size_t Encoder::dense_limit(size_t num_tokens) { return 2 * num_tokens + 1024; }
 
 void Encoder::encode_ordinary(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
-  for_each_piece(scanner_, s, n, [&](size_t b, size_t e) { model_->encode_piece(s + b, e - b, out); });
+  split_->for_each_match(s, n, [&](size_t b, size_t e) { model_->encode_piece(s + b, e - b, out); });
 }
 
 void Encoder::encode(const uint8_t* s, size_t n, const std::vector<char>& allowed,
@@ -52,8 +52,8 @@ void Encoder::encode(const uint8_t* s, size_t n, const std::vector<char>& allowe
   }
 }
 
-void Encoder::split(const uint8_t* s, size_t n, std::vector<size_t>& ends) const {
-  for_each_piece(scanner_, s, n, [&](size_t, size_t e) { ends.push_back(e); });
+void Encoder::split(const uint8_t* s, size_t n, std::vector<std::pair<size_t, size_t>>& spans) const {
+  split_->for_each_match(s, n, [&](size_t b, size_t e) { spans.emplace_back(b, e); });
 }
 
 bool Encoder::token_bytes(uint32_t id, const char** p, size_t* len) const {

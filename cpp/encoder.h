@@ -8,19 +8,19 @@
 #include <vector>
 
 #include "bpe.h"
-#include "pretokenize.h"
+#include "split_regex.h"
 #include "special.h"
 
 namespace tokenforge {
 
 class Encoder {
  public:
-  // `scanner` may be null when the caller splits text itself (a custom pattern) and only uses
-  // encode_piece; `decoder` maps every id (mergeable and special) to its bytes.
-  Encoder(std::unique_ptr<BytePairModel> model, PieceScanner scanner, std::vector<SpecialToken> specials,
-          std::vector<std::pair<uint32_t, std::string>> decoder);
+  // `split` may be null when the caller splits text itself (a pattern outside the engine's subset)
+  // and only uses encode_piece; `decoder` maps every id (mergeable and special) to its bytes.
+  Encoder(std::unique_ptr<BytePairModel> model, std::shared_ptr<const SplitRegex> split,
+          std::vector<SpecialToken> specials, std::vector<std::pair<uint32_t, std::string>> decoder);
 
-  bool can_split() const { return scanner_ != nullptr; }
+  bool can_split() const { return split_ != nullptr; }
   const std::vector<SpecialToken>& specials() const { return specials_; }
 
   // Splits and encodes text with no special-token handling.
@@ -31,8 +31,8 @@ class Encoder {
   void encode_piece(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
     model_->encode_piece(s, n, out);
   }
-  // Piece boundaries (byte offsets of each piece's end) of ordinary text.
-  void split(const uint8_t* s, size_t n, std::vector<size_t>& ends) const;
+  // The pieces of ordinary text as (begin, end) byte offsets.
+  void split(const uint8_t* s, size_t n, std::vector<std::pair<size_t, size_t>>& spans) const;
   // The first special token selected by `mask` anywhere in the text.
   SpecialMatcher::Match find_special(const uint8_t* s, size_t n, const std::vector<char>& mask) const {
     return matcher_.find_next(s, n, 0, mask);
@@ -46,7 +46,7 @@ class Encoder {
 
  private:
   std::unique_ptr<BytePairModel> model_;
-  PieceScanner scanner_;
+  std::shared_ptr<const SplitRegex> split_;
   std::vector<SpecialToken> specials_;
   SpecialMatcher matcher_;
   // Ids below dense_ids() index decode_offset_ directly (start in the arena; the end is the next

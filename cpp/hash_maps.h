@@ -8,20 +8,49 @@
 
 namespace tokenforge {
 
+// The hash of every table below is keyed by a secret drawn once per process, so a file cannot be
+// crafted to make its keys collide (hash flooding: a vocabulary of colliding tokens turned each
+// lookup into a scan of the table). The mixing is wyhash's: 64x64 -> 128-bit multiplies of the
+// input xored with the secret, folded; without the secret, colliding inputs cannot be chosen.
+struct HashSecret {
+  uint64_t s0, s1, s2, s3;
+};
+HashSecret make_hash_secret();
+inline const HashSecret kHashSecret = make_hash_secret();
+
+inline uint64_t hash_mum(uint64_t a, uint64_t b) {
+  __uint128_t r = static_cast<__uint128_t>(a) * b;
+  return uint64_t(r) ^ uint64_t(r >> 64);
+}
+
+inline uint64_t hash_read64(const uint8_t* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+
 inline uint64_t hash_bytes(const uint8_t* p, size_t n) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);
-  while (n >= 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 31;
-    p += 8;
-    n -= 8;
+  const HashSecret& k = kHashSecret;
+  uint64_t h = k.s0 ^ hash_mum(uint64_t(n) ^ k.s1, k.s2);
+  while (n > 16) {
+    h = hash_mum(hash_read64(p) ^ k.s1, hash_read64(p + 8) ^ h);
+    p += 16;
+    n -= 16;
   }
-  uint64_t w = 0;
-  std::memcpy(&w, p, n);
-  h = (h ^ w) * 0x94d049bb133111ebull;
-  return h ^ (h >> 29);
+  uint64_t a = 0, b = 0;
+  if (n > 8) {
+    a = hash_read64(p);
+    std::memcpy(&b, p + 8, n - 8);
+  } else {
+    std::memcpy(&a, p, n);
+  }
+  return hash_mum(a ^ k.s2 ^ h, hash_mum(b ^ k.s3, h ^ k.s1));
+}
+
+// A keyed mix of a 64-bit key (the pair tables' hash).
+inline uint64_t hash_u64(uint64_t x) {
+  const HashSecret& k = kHashSecret;
+  return hash_mum(x ^ k.s1, hash_mum(x ^ k.s2, k.s3));
 }
 
 inline size_t table_size_for(size_t n) {
@@ -130,10 +159,7 @@ class PairMap {
     Merge merge{0, 0};
   };
   static uint64_t key(uint32_t l, uint32_t r) { return (uint64_t(l) << 32) | r; }
-  static uint64_t mix(uint64_t k) {
-    k *= 0x9E3779B97F4A7C15ull;
-    return k ^ (k >> 32);
-  }
+  static uint64_t mix(uint64_t k) { return hash_u64(k); }
 
   bool insert_slot(const Slot& slot) {
     size_t mask = slots_.size() - 1;

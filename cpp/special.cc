@@ -16,12 +16,30 @@ SpecialMatcher::SpecialMatcher(const std::vector<SpecialToken>& tokens) : nodes_
       if (next < 0) {
         next = int(nodes_.size());
         nodes_.emplace_back();
+        nodes_[next].depth = nodes_[node].depth + 1;
         auto& kids = nodes_[node].children;
         kids.insert(std::lower_bound(kids.begin(), kids.end(), std::make_pair(b, 0)), {b, next});
       }
       node = next;
     }
-    nodes_[node].token = int(t);
+    if (nodes_[node].token < 0) nodes_[node].token = int(t);  // of equal tokens, the first
+  }
+  // Failure and dictionary links, breadth first (a node's links come from shallower nodes).
+  std::vector<int> queue{0};
+  for (size_t k = 0; k < queue.size(); ++k) {
+    int u = queue[k];
+    for (auto [b, v] : nodes_[u].children) {
+      int f = 0;
+      if (u != 0) {
+        f = nodes_[u].fail;
+        while (f && child(f, b) < 0) f = nodes_[f].fail;
+        int c = child(f, b);
+        f = c >= 0 ? c : 0;
+      }
+      nodes_[v].fail = f;
+      nodes_[v].output = nodes_[f].token >= 0 ? f : nodes_[f].output;
+      queue.push_back(v);
+    }
   }
 }
 
@@ -31,28 +49,37 @@ int SpecialMatcher::child(int node, uint8_t b) const {
   return it != kids.end() && it->first == b ? it->second : -1;
 }
 
-SpecialMatcher::Match SpecialMatcher::match_at(const uint8_t* s, size_t n, size_t i,
-                                               const std::vector<char>& mask) const {
-  Match best;
-  int node = 0;
-  for (size_t j = i; j < n; ++j) {
-    node = child(node, s[j]);
-    if (node < 0) break;
-    int t = nodes_[node].token;
-    if (t >= 0 && mask[t]) best = {i, j + 1 - i, t};
+int SpecialMatcher::step(int node, uint8_t b) const {
+  while (true) {
+    int c = child(node, b);
+    if (c >= 0) return c;
+    if (node == 0) return 0;
+    node = nodes_[node].fail;
   }
-  return best;
 }
 
 SpecialMatcher::Match SpecialMatcher::find_next(const uint8_t* s, size_t n, size_t from,
                                                 const std::vector<char>& mask) const {
-  if (empty()) return {};
-  for (size_t i = from; i < n; ++i) {
-    if (!first_byte_[s[i]]) continue;
-    Match m = match_at(s, n, i, mask);
-    if (m.index >= 0) return m;
+  Match best;
+  if (empty()) return best;
+  int state = 0;
+  for (size_t j = from; j < n; ++j) {
+    if (state == 0) {  // nothing in progress: skip to a byte that can start a token
+      while (j < n && !first_byte_[s[j]]) ++j;
+      if (j == n) break;
+    }
+    state = step(state, s[j]);
+    // The tokens ending at j, longest first.
+    for (int u = nodes_[state].token >= 0 ? state : nodes_[state].output; u >= 0; u = nodes_[u].output) {
+      int t = nodes_[u].token;
+      size_t len = nodes_[u].depth, start = j + 1 - len;
+      if (start < from || !mask[size_t(t)]) continue;
+      if (best.index < 0 || start < best.pos || (start == best.pos && len > best.len)) best = {start, len, t};
+    }
+    // Done when no token still in progress could start at or before the best match.
+    if (best.index >= 0 && j + 1 - nodes_[state].depth > best.pos) return best;
   }
-  return {};
+  return best;
 }
 
 }  // namespace tokenforge

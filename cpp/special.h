@@ -1,4 +1,5 @@
-// Finding special tokens in text: longest match first, restricted to a caller's subset.
+// Finding special tokens in text: the leftmost token, the longest one there, restricted to a
+// caller's subset.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -12,8 +13,12 @@ struct SpecialToken {
   uint32_t id;
 };
 
-// A byte trie over the special tokens. `mask` selects the tokens a query considers (one char per
-// token, in the order given to the constructor; nonzero = considered).
+// An Aho-Corasick automaton over the special tokens' bytes. One pass over the text finds, at each
+// end position, the tokens ending there (via dictionary links), so the cost of a search does not
+// grow with the number of special tokens or the length of the longest one, except that after a
+// match the scan continues only while a longer token starting at or before it is still possible.
+// `mask` selects the tokens a query considers (one char per token, in the order given to the
+// constructor; nonzero = considered).
 class SpecialMatcher {
  public:
   explicit SpecialMatcher(const std::vector<SpecialToken>& tokens);
@@ -23,8 +28,6 @@ class SpecialMatcher {
     int index = -1;  // -1: none
   };
 
-  // The longest considered token starting exactly at i.
-  Match match_at(const uint8_t* s, size_t n, size_t i, const std::vector<char>& mask) const;
   // The first position >= from where a considered token starts, with the longest token there.
   Match find_next(const uint8_t* s, size_t n, size_t from, const std::vector<char>& mask) const;
   bool empty() const { return nodes_.size() == 1; }
@@ -32,9 +35,13 @@ class SpecialMatcher {
  private:
   struct Node {
     std::vector<std::pair<uint8_t, int>> children;  // sorted by byte
-    int token = -1;
+    int token = -1;   // the token ending here
+    int fail = 0;     // the longest proper suffix that is a prefix of some token
+    int output = -1;  // the longest proper suffix that is a token (dictionary link)
+    uint32_t depth = 0;
   };
   int child(int node, uint8_t b) const;
+  int step(int node, uint8_t b) const;
   std::vector<Node> nodes_;
   bool first_byte_[256] = {};
 };

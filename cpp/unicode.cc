@@ -12,6 +12,11 @@ uint8_t char_class(uint32_t cp) {
   return unicode_data::kStage2[unicode_data::kStage1[cp >> 8] * 256 + (cp & 0xFF)];
 }
 
+uint8_t char_key(uint32_t cp) {
+  if (cp >= 0x110000) return kCn;
+  return unicode_data::kKeyStage2[unicode_data::kKeyStage1[cp >> 8] * 256 + (cp & 0xFF)];
+}
+
 namespace {
 template <size_t... I>
 constexpr std::array<uint8_t, 128> ascii_classes(std::index_sequence<I...>) {

@@ -16,6 +16,17 @@ enum CharClass : uint8_t {
 
 uint8_t char_class(uint32_t cp);
 
+// General categories, in the order of tools/gen_unicode_table.py's CATEGORIES.
+enum GeneralCategory : uint8_t {
+  kLu, kLl, kLt, kLm, kLo, kMn, kMc, kMe, kNd, kNl, kNo, kPc, kPd, kPs, kPe,
+  kPi, kPf, kPo, kSm, kSc, kSk, kSo, kZs, kZl, kZp, kCc, kCf, kCs, kCo, kCn, kNumCategories
+};
+constexpr uint8_t kWhiteSpaceKey = 32;
+
+// A code point's key for the split-pattern engine's character sets: its general category, plus
+// kWhiteSpaceKey when it has the White_Space property (so 64 possible keys).
+uint8_t char_key(uint32_t cp);
+
 // One decoded character: code point, class flags, and its length in bytes.
 struct Char {
   uint32_t cp;

@@ -2,14 +2,13 @@
 
 #include <cstring>
 
+#include "hash_maps.h"
+
 namespace tokenforge {
 
 namespace {
 inline uint64_t edge_key(uint32_t node, uint8_t b) { return (uint64_t(node) << 8) | b; }
-inline size_t edge_hash(uint64_t k) {
-  k *= 0x9E3779B97F4A7C15ull;
-  return size_t(k ^ (k >> 29));
-}
+inline size_t edge_hash(uint64_t k) { return size_t(hash_u64(k)); }
 }  // namespace
 
 std::unique_ptr<WordPieceModel> WordPieceModel::create(const std::vector<std::pair<uint32_t, std::string>>& tokens,

@@ -59,7 +59,7 @@ static std::unique_ptr<Encoder> tiny_encoder() {
   std::vector<SpecialToken> specials = {{"<|e|>", 300}, {"<|e|><|e|>", 301}};
   auto decoder = tokens;
   for (const auto& s : specials) decoder.emplace_back(s.id, s.bytes);
-  return std::make_unique<Encoder>(std::move(model), scanner_for(SplitPattern::kGpt2), specials, decoder);
+  return std::make_unique<Encoder>(std::move(model), named_split_regex(SplitPattern::kGpt2), specials, decoder);
 }
 
 static void test_bpe_and_specials() {
@@ -111,7 +111,7 @@ static void test_sparse_ids() {
   std::vector<SpecialToken> specials = {{"<|x|>", 4294967294u}, {"<|y|>", 5000}, {"<|z|>", 4294967294u}};
   auto decoder = tokens;
   for (const auto& s : specials) decoder.emplace_back(s.id, s.bytes);
-  Encoder enc(std::move(model), scanner_for(SplitPattern::kGpt2), specials, decoder);
+  Encoder enc(std::move(model), named_split_regex(SplitPattern::kGpt2), specials, decoder);
   uint32_t ids[] = {'a', 3000000000u, 4294967294u, 5000, 300};
   std::string out;
   size_t bad = 0;
@@ -126,7 +126,68 @@ static void test_sparse_ids() {
   CHECK((enc_out == std::vector<uint32_t>{3000000000u, 3000000000u}));
 }
 
+// The split-pattern engine: each named pattern compiled and run by the lazy DFA, the Pike VM and the
+// backward program gives the hand-written scanner's pieces on arbitrary bytes (invalid UTF-8
+// included); custom patterns agree across the three engines.
+static std::vector<std::pair<size_t, size_t>> spans_of(const SplitRegex& re, const std::string& text) {
+  std::vector<std::pair<size_t, size_t>> out;
+  re.for_each_match(reinterpret_cast<const uint8_t*>(text.data()), text.size(),
+                    [&](size_t b, size_t e) { out.emplace_back(b, e); });
+  return out;
+}
+
+static std::unique_ptr<SplitRegex> engine(const std::string& pattern, int mode) {
+  std::string error;
+  auto re = SplitRegex::compile(pattern, &error);
+  if (!re) return nullptr;
+  re->disable_scanner();
+  if (mode == 1) re->set_use_dfa(false);
+  if (mode == 2) re->set_force_backward(true);
+  return re;
+}
+
+static void test_split_engine() {
+  std::mt19937 rng(7);
+  const char* alphabet[] = {"a", "B", " ", "\n", "\r", "'", "s", "1", "/", "\xc3\xa9", "\xe4\xb8\xad", "\xcc\x81",
+                            "\xe3\x80\x80", "\xff", "\xc3", "\t", "!", "\xf0\x9f\x98\x80"};
+  std::vector<std::string> texts;
+  for (int k = 0; k < 400; ++k) {
+    std::string t;
+    int len = int(rng() % 30);
+    for (int j = 0; j < len; ++j) t += alphabet[rng() % (sizeof(alphabet) / sizeof(*alphabet))];
+    texts.push_back(t);
+  }
+  for (SplitPattern p : {SplitPattern::kGpt2, SplitPattern::kCl100k, SplitPattern::kO200k}) {
+    auto named = named_split_regex(p);
+    CHECK(named && named->scanner() == scanner_for(p));
+    for (int mode = 0; mode < 3; ++mode) {
+      std::string error;
+      std::string source = p == SplitPattern::kGpt2 ? "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
+                                                    : "";
+      if (source.empty()) continue;
+      auto re = engine(source, mode);
+      CHECK(re != nullptr);
+      for (const auto& t : texts) CHECK(spans_of(*re, t) == spans_of(*named, t));
+    }
+  }
+  for (const char* pattern : {"(?i:'s|'t)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+                              "a*b|a|[^a]", "(a|aa)+b|.", "\\s++$|\\S+?\\s|x{2,3}+"}) {
+    auto dfa = engine(pattern, 0), vm = engine(pattern, 1), back = engine(pattern, 2);
+    CHECK(dfa && vm && back);
+    if (!dfa || !vm || !back) continue;
+    for (const auto& t : texts) {
+      auto expected = spans_of(*back, t);
+      CHECK(spans_of(*dfa, t) == expected);
+      CHECK(spans_of(*vm, t) == expected);
+    }
+  }
+  std::string error;
+  CHECK(!SplitRegex::compile("(?<=a)b", &error) && !error.empty());
+  CHECK(!SplitRegex::compile("a*", &error));
+}
+
 int main() {
+  test_split_engine();
   test_scanners();
   test_sparse_ids();
   test_scanners_on_arbitrary_bytes();

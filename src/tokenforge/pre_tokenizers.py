@@ -99,7 +99,7 @@ class Regex(PreTokenizer):
         from . import patterns
 
         self.pattern = pattern
-        self._re = regex.compile(patterns.resolve(pattern)[0])
+        self._re = regex.compile(patterns.resolve(pattern))
 
     def split(self, text: str) -> list[str]:
         # whole matches (findall would give the groups of a pattern with capture groups), in bounded

@@ -68,7 +68,7 @@ class Tokenizer:
         if normalizer is not None and normalizer not in NORMALIZATION_FORMS:
             raise ValueError(f"normalizer must be None or one of {', '.join(NORMALIZATION_FORMS)}, got {normalizer!r}")
         self._normalizer = normalizer
-        self._pat_str, self._native_pattern = patterns.resolve(pattern)
+        self._pat_str = patterns.resolve(pattern)
         self._mergeable_ranks = dict(mergeable_ranks)
         self._special_tokens = dict(special_tokens or {})
         self._merges = None if merges is None else [(bytes(a), bytes(b)) for a, b in merges]
@@ -77,21 +77,30 @@ class Tokenizer:
         self._ignore_merges = merges is None if ignore_merges is None else bool(ignore_merges)
         self._validate()
         self._policy = SpecialPolicy(self._special_tokens)
+        core_args = (
+            [(i, b) for b, i in self._mergeable_ranks.items()],
+            self._merge_rules(),
+            self._ignore_merges,
+        )
+        specials = [(s.encode("utf-8"), self._special_tokens[s]) for s in self._policy.order]
         try:
-            self._core = _core.Encoder(
-                [(i, b) for b, i in self._mergeable_ranks.items()],
-                self._merge_rules(),
-                self._ignore_merges,
-                self._native_pattern,
-                [(s.encode("utf-8"), i) for s, i in ((s, self._special_tokens[s]) for s in self._policy.order)],
-            )
+            try:  # the native split engine, when the pattern is in its subset
+                self._core = _core.Encoder(*core_args, self._pat_str, specials)
+                self._splits_natively = True
+            except _core.UnsupportedPattern:  # `regex` splits, the core runs BPE
+                self._core = _core.Encoder(*core_args, None, specials)
+                self._splits_natively = False
         except TypeError:
             raise TypeError("mergeable_ranks must map bytes to int ids in [0, 2**32 - 1)") from None
         # No locks: a fork while another thread held one would deadlock the child. Compiled regexes
         # are built outside any lock (two threads may both compile; one result is kept).
         self._split_regex = None
         self._special_regexes: dict[bytes, object] = {}
-        if self._native_pattern < 0:  # a custom regex: a file's bad pattern fails here, not at the first encode
+        # The number of the hand-written scanner that runs the pattern (0 GPT-2, 1 cl100k, 2 o200k), or
+        # -1: the safe cuts of streaming, training and sharding are proven for those patterns only.
+        scanner = _core.Pattern(self._pat_str).scanner if self._splits_natively else None
+        self._native_pattern = {"gpt2": 0, "cl100k": 1, "o200k": 2}.get(scanner, -1)
+        if not self._splits_natively:  # a file's bad pattern fails here, not at the first encode
             import regex
 
             try:
@@ -219,7 +228,7 @@ class Tokenizer:
         _check_text(text)
         allowed, disallowed = self._policy.masks(allowed_special, disallowed_special)
         text = self._check_disallowed(text, disallowed)
-        if self._native_pattern < 0 or self._normalizer is not None:
+        if not self._splits_natively or self._normalizer is not None:
             return np.asarray(self._encode(text, allowed), dtype=np.uint32)
         try:
             return self._core.encode_to_numpy(text, allowed)
@@ -247,7 +256,7 @@ class Tokenizer:
     def count_tokens(self, text: str) -> int:
         """len(encode_ordinary(text)), without building the list of ids."""
         _check_text(text)
-        if self._native_pattern < 0 or self._normalizer is not None:
+        if not self._splits_natively or self._normalizer is not None:
             return len(self._encode(text, b""))
         try:
             return self._core.count(text, b"")
@@ -340,7 +349,7 @@ class Tokenizer:
         return ids + self._encode_normal(normalize(text[start:]), b"")
 
     def _encode_normal(self, text: str, allowed: bytes) -> list[int]:
-        if self._native_pattern < 0:
+        if not self._splits_natively:
             return self._encode_with_regex(text, allowed)
         try:
             return self._core.encode(text, allowed)
@@ -354,7 +363,7 @@ class Tokenizer:
             if any(allowed):
                 return [self._encode_normalized(t, allowed) for t in texts]
             texts = [unicodedata.normalize(self._normalizer, t) for t in texts]
-        if self._native_pattern < 0:
+        if not self._splits_natively:
             return [self._encode_with_regex(t, allowed) for t in texts]
         try:
             return self._core.encode_batch(texts, allowed, num_threads)

@@ -22,10 +22,10 @@ The result is a `Tokenizer` with tiktoken's rule (ids are ranks): ids 0..255 are
 `vocab_size` counts all of them. The result does not depend on `num_workers` or `chunk_size`.
 
 What this does *not* do: normalization (text is taken as it is); merges across pieces; Unicode
-"characters" as the initial alphabet (the alphabet is always the 256 bytes). A custom split pattern
-(a regex rather than "gpt2", "cl100k" or "o200k") is counted in Python with the `regex` module:
-correct but much slower, and single-threaded; its chunks are cut by the same newline rule, which is
-exact for the named patterns only.
+"characters" as the initial alphabet (the alphabet is always the 256 bytes). Any split pattern in
+the native engine's subset (cpp/split_regex.h) is counted natively; one outside it in Python with
+the `regex` module: correct but much slower, and single-threaded. Chunks are cut by the same newline
+rule, which is proven exact for the named patterns only.
 """
 
 from __future__ import annotations
@@ -185,7 +185,12 @@ class _Plan:
 
     def __init__(self, vocab_size, pattern, special_tokens, min_frequency, verbose, name):
         self.pattern = pattern
-        self.pat_str, self.native = patterns.resolve(pattern)
+        self.pat_str = patterns.resolve(pattern)
+        try:  # counted natively when the pattern is in the split engine's subset
+            _core.Pattern(self.pat_str)
+            self.native = 0
+        except _core.UnsupportedPattern:
+            self.native = -1
         if isinstance(special_tokens, (str, bytes)):
             raise TypeError("special_tokens must be a list of str, not a single string")
         try:
@@ -305,7 +310,7 @@ class _Counting:
         self.plan = plan
         self.threads = threads
         self.native = plan.native >= 0
-        self.counter = _core.PieceCounter(max(plan.native, 0), [s.encode("utf-8") for s in plan.specials])
+        self.counter = _core.PieceCounter(plan.pat_str if self.native else None, [s.encode("utf-8") for s in plan.specials])
         if not self.native:
             import regex
 

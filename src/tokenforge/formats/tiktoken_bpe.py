@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 
+from .. import _core
 from ..load import dump_tiktoken_bpe, write_atomic
 from ._common import build, check_every_byte, fail
 
@@ -34,6 +35,10 @@ def looks_like(first_line: bytes) -> bool:
 
 
 def parse(data: bytes, source) -> dict[bytes, int]:
+    fast = _core.parse_tiktoken(data)  # None unless well formed: then the loop below names the error
+    if fast:
+        check_every_byte(fast, source, "ranks")
+        return fast
     ranks: dict[bytes, int] = {}
     lines_of: dict[int, int] = {}
     for lineno, line in enumerate(data.split(b"\n"), 1):

@@ -1,0 +1,422 @@
+// The byte-level BPE encoder (`_core.Encoder`) and the split-pattern engine (`_core.Pattern`):
+// str in, ids out, the GIL released around the native work.
+#include <array>
+
+#include "common.h"
+#include "encoder.h"
+
+namespace nb = nanobind;
+using namespace tokenforge;
+using namespace tokenforge::py;
+
+namespace tokenforge::py {
+
+std::shared_ptr<const SplitRegex> compile_split_pattern(const std::string& pattern) {
+  std::string error;
+  std::shared_ptr<const SplitRegex> re = SplitRegex::compile(pattern, &error);
+  if (!re) throw UnsupportedPatternError("the split pattern is outside the native engine's subset: " + error);
+  return re;
+}
+
+}  // namespace tokenforge::py
+
+namespace {
+
+std::vector<char> mask_of(const Encoder& enc, nb::bytes mask) {
+  std::vector<char> m(enc.specials().size(), 0);
+  const char* p = mask.c_str();
+  for (size_t i = 0; i < m.size() && i < mask.size(); ++i) m[i] = p[i];
+  return m;
+}
+
+bool any(const std::vector<char>& mask) {
+  for (char c : mask)
+    if (c) return true;
+  return false;
+}
+
+std::vector<std::string_view> views_of_texts(nb::list texts) {
+  std::vector<std::string_view> views;
+  views.reserve(texts.size());
+  for (nb::handle t : texts) views.push_back(utf8_of(t));
+  return views;
+}
+
+struct PyEncoder {
+  std::unique_ptr<Encoder> enc;
+  std::unique_ptr<IntCache> ints;
+
+  PyEncoder(const std::vector<std::pair<uint32_t, nb::bytes>>& tokens,
+            const std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>& merges, bool whole_piece_lookup,
+            nb::handle pattern, const std::vector<std::pair<nb::bytes, uint32_t>>& specials) {
+    std::shared_ptr<const SplitRegex> split = split_pattern_of(pattern);  // first: may raise UnsupportedPattern
+    std::vector<std::pair<uint32_t, std::string>> toks;
+    toks.reserve(tokens.size());
+    for (const auto& [id, b] : tokens) toks.emplace_back(id, std::string(b.c_str(), b.size()));
+    std::vector<MergeRule> rules;
+    rules.reserve(merges.size());
+    for (const auto& [l, r, m] : merges) rules.push_back({l, r, m});
+    std::string error;
+    auto model = BytePairModel::create(toks, rules, whole_piece_lookup, &error);
+    if (!model) throw nb::value_error(error.c_str());
+    std::vector<SpecialToken> sp;
+    for (const auto& [b, id] : specials) sp.push_back({std::string(b.c_str(), b.size()), id});
+    auto decoder = std::move(toks);
+    for (const auto& s : sp) decoder.emplace_back(s.id, s.bytes);
+    uint32_t max_id = 0;
+    for (const auto& t : decoder) max_id = std::max(max_id, t.first);
+    size_t num_tokens = decoder.size();
+    enc = std::make_unique<Encoder>(std::move(model), std::move(split), std::move(sp), std::move(decoder));
+    // Cached ints for the dense range of ids only: a few huge ids must not cost an int per id below
+    // them (to_list makes ids beyond the cache on demand).
+    size_t cached = std::min(size_t(max_id) + 1, Encoder::dense_limit(num_tokens));
+    ints = std::make_unique<IntCache>(uint32_t(cached));
+  }
+
+  nb::list to_list(const std::vector<uint32_t>& ids) const { return ints->to_list(ids); }
+
+  void require_split() const {
+    if (!enc->can_split()) throw nb::value_error("this encoder has no native split pattern");
+  }
+
+  void encode_into(std::string_view text, const std::vector<char>& mask, std::vector<uint32_t>& out) const {
+    if (any(mask))
+      enc->encode(bytes_of(text), text.size(), mask, out);
+    else
+      enc->encode_ordinary(bytes_of(text), text.size(), out);
+  }
+
+  void encode_vec(nb::handle text, nb::bytes allowed, std::vector<uint32_t>& out) const {
+    require_split();
+    std::string_view v = utf8_of(text);
+    std::vector<char> mask = mask_of(*enc, allowed);
+    nb::gil_scoped_release release;
+    out.reserve(v.size() / 4 + 16);
+    encode_into(v, mask, out);
+  }
+
+  nb::list encode(nb::handle text, nb::bytes allowed) const {
+    thread_local std::vector<uint32_t> ids;  // reused: its capacity grows to the largest text once
+    ids.clear();
+    encode_vec(text, allowed, ids);
+    nb::list out = to_list(ids);
+    if (ids.capacity() > (size_t(1) << 24)) std::vector<uint32_t>().swap(ids);  // do not keep a huge buffer
+    return out;
+  }
+
+  // The ids land in the vector the array owns: no copy.
+  nb::ndarray<nb::numpy, uint32_t> encode_to_numpy(nb::handle text, nb::bytes allowed) const {
+    auto ids = std::make_unique<std::vector<uint32_t>>();
+    encode_vec(text, allowed, *ids);
+    return numpy_of(ids.release());
+  }
+
+  nb::list encode_batch(nb::list texts, nb::bytes allowed, size_t num_threads) const {
+    require_split();
+    std::vector<std::string_view> views = views_of_texts(texts);
+    std::vector<char> mask = mask_of(*enc, allowed);
+    std::vector<std::vector<uint32_t>> results(views.size());
+    {
+      nb::gil_scoped_release release;
+      parallel_for(views.size(), num_threads, [&](size_t i) {
+        std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
+        encode_into(views[i], mask, ids);
+        results[i] = std::move(ids);
+      });
+    }
+    PyObject* list = PyList_New(Py_ssize_t(results.size()));
+    if (!list) throw nb::python_error();
+    nb::list out = nb::steal<nb::list>(list);
+    for (size_t i = 0; i < results.size(); ++i) {
+      PyList_SET_ITEM(list, Py_ssize_t(i), to_list(results[i]).release().ptr());
+      std::vector<uint32_t>().swap(results[i]);
+    }
+    return out;
+  }
+
+  // Many texts into one flat array: text k's ids, then suffix[k] if it is >= 0 (the dataset path).
+  // Returns (ids, offsets): text k's ids are ids[offsets[k]:offsets[k + 1]].
+  std::pair<std::vector<uint32_t>*, std::vector<int64_t>*> encode_flat(
+      const std::vector<std::string_view>& views, const std::vector<char>& mask, const std::vector<int64_t>* suffix,
+      size_t num_threads) const {
+    std::vector<std::vector<uint32_t>> results(views.size());
+    auto flat = std::make_unique<std::vector<uint32_t>>();
+    auto offsets = std::make_unique<std::vector<int64_t>>(views.size() + 1, 0);
+    nb::gil_scoped_release release;
+    if (views.size() == 1 || num_threads <= 1) {  // one thread: straight into the flat array
+      for (size_t i = 0; i < views.size(); ++i) {
+        encode_into(views[i], mask, *flat);
+        if (suffix && (*suffix)[i] >= 0) flat->push_back(uint32_t((*suffix)[i]));
+        (*offsets)[i + 1] = int64_t(flat->size());
+      }
+    } else {
+      parallel_for(views.size(), num_threads, [&](size_t i) {
+        std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
+        encode_into(views[i], mask, ids);
+        if (suffix && (*suffix)[i] >= 0) ids.push_back(uint32_t((*suffix)[i]));
+        results[i] = std::move(ids);
+      });
+      size_t total = 0;
+      for (size_t i = 0; i < results.size(); ++i) (*offsets)[i + 1] = int64_t(total += results[i].size());
+      flat->reserve(total);
+      for (auto& r : results) {
+        flat->insert(flat->end(), r.begin(), r.end());
+        std::vector<uint32_t>().swap(r);
+      }
+    }
+    return {flat.release(), offsets.release()};
+  }
+
+  nb::tuple encode_batch_to_numpy(nb::list texts, nb::bytes allowed, size_t num_threads) const {
+    require_split();
+    std::vector<std::string_view> views = views_of_texts(texts);
+    std::vector<char> mask = mask_of(*enc, allowed);
+    auto [ids, offsets] = encode_flat(views, mask, nullptr, num_threads);
+    return nb::make_tuple(numpy_of(ids), numpy_of(offsets));
+  }
+
+  // The dataset path's older form: (ids, number of ids per text).
+  nb::tuple encode_ordinary_batch_flat(nb::list texts, const std::vector<int64_t>& suffix, size_t num_threads) const {
+    require_split();
+    if (suffix.size() != texts.size()) throw nb::value_error("one suffix per text");
+    std::vector<std::string_view> views = views_of_texts(texts);
+    std::vector<char> none(enc->specials().size(), 0);
+    auto [ids, offsets] = encode_flat(views, none, &suffix, num_threads);
+    std::vector<size_t> counts(views.size());
+    for (size_t i = 0; i < views.size(); ++i) counts[i] = size_t((*offsets)[i + 1] - (*offsets)[i]);
+    delete offsets;
+    return nb::make_tuple(numpy_of(ids), counts);
+  }
+
+  size_t count(nb::handle text, nb::bytes allowed) const {
+    thread_local std::vector<uint32_t> ids;
+    ids.clear();
+    encode_vec(text, allowed, ids);
+    size_t n = ids.size();
+    if (ids.capacity() > (size_t(1) << 24)) std::vector<uint32_t>().swap(ids);
+    return n;
+  }
+
+  nb::list encode_pieces(const std::vector<nb::bytes>& pieces) const {
+    std::vector<uint32_t> out;
+    for (const auto& p : pieces) enc->encode_piece(reinterpret_cast<const uint8_t*>(p.c_str()), p.size(), out);
+    return to_list(out);
+  }
+
+  nb::list split(nb::handle text) const {
+    require_split();
+    std::string_view v = utf8_of(text);
+    std::vector<std::pair<size_t, size_t>> spans;
+    {
+      nb::gil_scoped_release release;
+      enc->split(bytes_of(v), v.size(), spans);
+    }
+    nb::list out;
+    for (auto [b, e] : spans) out.append(nb::bytes(v.data() + b, e - b));
+    return out;
+  }
+
+  // Index of the first special token selected by `mask` found in text, or -1.
+  int find_special(nb::handle text, nb::bytes mask) const {
+    std::string_view v = utf8_of(text);
+    std::vector<char> m = mask_of(*enc, mask);
+    SpecialMatcher::Match match;
+    {
+      nb::gil_scoped_release release;
+      match = enc->find_special(bytes_of(v), v.size(), m);
+    }
+    return match.index;
+  }
+
+  nb::bytes decode_bytes(nb::handle seq) const {
+    std::vector<uint32_t> ids = ids_of(seq);
+    std::string out;
+    size_t bad = 0;
+    bool ok;
+    {
+      nb::gil_scoped_release release;
+      ok = enc->decode(ids.data(), ids.size(), out, &bad);
+    }
+    if (!ok) throw nb::value_error(("invalid token id " + std::to_string(ids[bad]) + " (not in the vocabulary)").c_str());
+    return nb::bytes(out.data(), out.size());
+  }
+
+  nb::list decode_tokens_bytes(nb::handle seq) const {
+    std::vector<uint32_t> ids = ids_of(seq);
+    nb::list out;
+    for (uint32_t id : ids) {
+      const char* p;
+      size_t len;
+      if (!enc->token_bytes(id, &p, &len))
+        throw nb::value_error(("invalid token id " + std::to_string(id) + " (not in the vocabulary)").c_str());
+      out.append(nb::bytes(p, len));
+    }
+    return out;
+  }
+};
+
+// A compiled split pattern on its own: the pieces of a text as `regex.finditer` gives them.
+struct PyPattern {
+  std::shared_ptr<SplitRegex> re;
+
+  // engine: "auto" (a named pattern's scanner when the pattern means the same, else the lazy DFA),
+  // and for the tests "dfa" (never a scanner), "vm" (the Pike VM alone) or "backward" (the
+  // backward dynamic program for the whole text).
+  PyPattern(const std::string& pattern, const std::string& engine) {
+    if (engine != "auto" && engine != "dfa" && engine != "vm" && engine != "backward")
+      throw nb::value_error("engine must be 'auto', 'dfa', 'vm' or 'backward'");
+    std::string error;
+    std::unique_ptr<SplitRegex> compiled = SplitRegex::compile(pattern, &error);
+    if (!compiled) throw UnsupportedPatternError("the split pattern is outside the native engine's subset: " + error);
+    if (engine != "auto") compiled->disable_scanner();
+    if (engine == "backward") compiled->set_force_backward(true);
+    if (engine == "vm") compiled->set_use_dfa(false);
+    re = std::move(compiled);
+  }
+
+  std::vector<std::pair<size_t, size_t>> byte_spans(std::string_view v) const {
+    std::vector<std::pair<size_t, size_t>> spans;
+    nb::gil_scoped_release release;
+    re->for_each_match(bytes_of(v), v.size(), [&](size_t b, size_t e) { spans.emplace_back(b, e); });
+    return spans;
+  }
+
+  // Code point offsets of each match.
+  std::vector<std::pair<size_t, size_t>> spans(nb::handle text) const {
+    std::string_view v = utf8_of(text);
+    std::vector<std::pair<size_t, size_t>> spans = byte_spans(v);
+    size_t byte = 0, chars = 0;
+    auto advance = [&](size_t to) {
+      for (; byte < to; ++byte) chars += (uint8_t(v[byte]) & 0xC0) != 0x80;
+      return chars;
+    };
+    for (auto& [b, e] : spans) {
+      b = advance(b);
+      e = advance(e);
+    }
+    return spans;
+  }
+
+  nb::list split(nb::handle text) const {
+    std::string_view v = utf8_of(text);
+    nb::list out;
+    for (auto [b, e] : byte_spans(v))
+      out.append(nb::steal(PyUnicode_DecodeUTF8(v.data() + b, Py_ssize_t(e - b), "strict")));
+    return out;
+  }
+
+  // Work units the engine spent on text (thread steps and program steps): the tests check that it
+  // grows linearly with the text.
+  uint64_t work(nb::handle text) const {
+    std::string_view v = utf8_of(text);
+    uint64_t& counter = SplitRegex::work_counter();
+    counter = 0;
+    byte_spans(v);
+    return counter;
+  }
+
+  nb::object scanner() const {
+    PieceScanner s = re->scanner();
+    for (int k = 0; k < 3; ++k)
+      if (s && s == scanner_for(SplitPattern(k))) return nb::str(k == 0 ? "gpt2" : k == 1 ? "cl100k" : "o200k");
+    return nb::none();
+  }
+};
+
+// A .tiktoken file ("base64-token rank" per line) as a dict {token bytes: rank}, or None when the
+// file is not exactly well formed (bad base64 or padding, a rank that is not 1-10 digits or not
+// below 2**32, an empty token, a duplicate token or rank): the Python parser then names the line.
+nb::object parse_tiktoken(nb::bytes data) {
+  static const auto table = [] {
+    std::array<int8_t, 256> t{};
+    t.fill(-1);
+    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (int i = 0; i < 64; ++i) t[uint8_t(alphabet[i])] = int8_t(i);
+    return t;
+  }();
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(data.c_str());
+  size_t n = data.size(), i = 0;
+  nb::dict out;
+  std::vector<uint32_t> ranks;
+  std::string token;
+  while (i < n) {
+    size_t end = i;
+    while (end < n && p[end] != '\n') ++end;
+    size_t line_end = end > i && p[end - 1] == '\r' ? end - 1 : end;
+    if (line_end > i) {
+      size_t space = i;
+      while (space < line_end && p[space] != ' ') ++space;
+      size_t b64_len = space - i;
+      if (space == line_end || b64_len == 0 || b64_len % 4 != 0) return nb::none();
+      size_t pad = p[space - 1] == '=' ? (p[space - 2] == '=' ? 2 : 1) : 0;
+      token.clear();
+      uint32_t acc = 0;
+      int bits = 0;
+      for (size_t k = i; k < space - pad; ++k) {
+        int v = table[p[k]];
+        if (v < 0) return nb::none();
+        acc = (acc << 6) | uint32_t(v);
+        bits += 6;
+        if (bits >= 8) {
+          bits -= 8;
+          token.push_back(char((acc >> bits) & 0xFF));
+        }
+      }
+      if (acc & ((1u << bits) - 1)) return nb::none();  // non-zero padding bits: not canonical
+      size_t digits = line_end - space - 1;
+      if (digits == 0 || digits > 10 || token.empty()) return nb::none();
+      uint64_t rank = 0;
+      for (size_t k = space + 1; k < line_end; ++k) {
+        if (p[k] < '0' || p[k] > '9') return nb::none();
+        rank = rank * 10 + (p[k] - '0');
+      }
+      if (rank >= (uint64_t(1) << 32)) return nb::none();
+      nb::bytes key(token.data(), token.size());
+      if (PyDict_Contains(out.ptr(), key.ptr())) return nb::none();
+      PyObject* value = PyLong_FromUnsignedLongLong(rank);
+      if (!value || PyDict_SetItem(out.ptr(), key.ptr(), value) < 0) {
+        Py_XDECREF(value);
+        throw nb::python_error();
+      }
+      Py_DECREF(value);
+      ranks.push_back(uint32_t(rank));
+    }
+    i = end + 1;
+  }
+  std::sort(ranks.begin(), ranks.end());
+  if (std::adjacent_find(ranks.begin(), ranks.end()) != ranks.end()) return nb::none();
+  return out;
+}
+
+}  // namespace
+
+void bind_encoder(nb::module_& m) {
+  m.def("parse_tiktoken", &parse_tiktoken, nb::arg("data"));
+  nb::exception<UnsupportedPatternError>(m, "UnsupportedPattern", PyExc_ValueError);
+  nb::class_<PyPattern>(m, "Pattern")
+      .def(nb::init<const std::string&, const std::string&>(), nb::arg("pat_str"), nb::arg("engine") = "auto")
+      .def("spans", &PyPattern::spans, nb::arg("text"))
+      .def("split", &PyPattern::split, nb::arg("text"))
+      .def("work", &PyPattern::work, nb::arg("text"))
+      .def_prop_ro("scanner", &PyPattern::scanner)
+      .def_prop_ro("program_size", [](const PyPattern& p) { return p.re->program_size(); });
+  nb::class_<PyEncoder>(m, "Encoder")
+      .def(nb::init<const std::vector<std::pair<uint32_t, nb::bytes>>&,
+                    const std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>&, bool, nb::handle,
+                    const std::vector<std::pair<nb::bytes, uint32_t>>&>(),
+           nb::arg("tokens"), nb::arg("merges"), nb::arg("whole_piece_lookup"), nb::arg("pattern").none(),
+           nb::arg("specials"))
+      .def("encode", &PyEncoder::encode, nb::arg("text"), nb::arg("allowed"))
+      .def("encode_to_numpy", &PyEncoder::encode_to_numpy, nb::arg("text"), nb::arg("allowed"))
+      .def("encode_batch", &PyEncoder::encode_batch, nb::arg("texts"), nb::arg("allowed"), nb::arg("num_threads"))
+      .def("encode_batch_to_numpy", &PyEncoder::encode_batch_to_numpy, nb::arg("texts"), nb::arg("allowed"),
+           nb::arg("num_threads"))
+      .def("encode_ordinary_batch_flat", &PyEncoder::encode_ordinary_batch_flat, nb::arg("texts"),
+           nb::arg("suffix"), nb::arg("num_threads"))
+      .def("count", &PyEncoder::count, nb::arg("text"), nb::arg("allowed"))
+      .def("encode_pieces", &PyEncoder::encode_pieces, nb::arg("pieces"))
+      .def("split", &PyEncoder::split, nb::arg("text"))
+      .def("find_special", &PyEncoder::find_special, nb::arg("text"), nb::arg("mask"))
+      .def("decode_bytes", &PyEncoder::decode_bytes, nb::arg("ids"))
+      .def("decode_tokens_bytes", &PyEncoder::decode_tokens_bytes, nb::arg("ids"));
+}

@@ -1,0 +1,175 @@
+// SentencePiece-style models: cpp/unigram.h behind `_core.SentencePieceModel`. The Python side is
+// src/tokenforge/spm/; this file only converts arguments and releases the GIL.
+#include <random>
+
+#include "common.h"
+#include <mutex>
+
+#include "unigram.h"
+
+namespace nb = nanobind;
+using namespace tokenforge;
+using namespace tokenforge::py;
+
+namespace {
+
+struct PySentencePieceModel {
+  std::unique_ptr<spm::Model> model;
+  mutable std::unique_ptr<IntCache> ints_;  // made on the first list of ids (training models never need it)
+  mutable std::once_flag ints_once;
+  const IntCache* ints() const {
+    std::call_once(ints_once, [&] { ints_ = std::make_unique<IntCache>(uint32_t(model->size())); });
+    return ints_.get();
+  }
+  std::mt19937_64 rng{std::random_device{}()};
+
+  PySentencePieceModel(const std::vector<std::tuple<nb::bytes, float, int>>& pieces, int algorithm, bool byte_fallback,
+                       nb::bytes charsmap, bool add_dummy_prefix, bool remove_extra_whitespaces,
+                       bool escape_whitespaces, bool treat_whitespace_as_suffix) {
+    std::vector<spm::Piece> ps;
+    ps.reserve(pieces.size());
+    for (const auto& [b, score, type] : pieces) ps.push_back({std::string(b.c_str(), b.size()), score, uint8_t(type)});
+    spm::NormalizerSpec spec;
+    spec.charsmap.assign(charsmap.c_str(), charsmap.size());
+    spec.add_dummy_prefix = add_dummy_prefix;
+    spec.remove_extra_whitespaces = remove_extra_whitespaces;
+    spec.escape_whitespaces = escape_whitespaces;
+    spec.treat_whitespace_as_suffix = treat_whitespace_as_suffix;
+    if (algorithm != int(spm::Algorithm::kUnigram) && algorithm != int(spm::Algorithm::kBpe))
+      throw nb::value_error("algorithm must be 1 (unigram) or 2 (bpe)");
+    std::string error;
+    model = spm::Model::create(std::move(ps), spm::Algorithm(algorithm), byte_fallback, spec, &error);
+    if (!model) throw nb::value_error(error.c_str());
+  }
+
+  nb::list encode(nb::handle text) const {
+    std::string_view v = utf8_of(text);
+    std::vector<uint32_t> out;
+    {
+      nb::gil_scoped_release release;
+      out.reserve(v.size() / 3 + 1);
+      model->encode(bytes_of(v), v.size(), out);
+    }
+    return ints()->to_list(out);
+  }
+
+  nb::list encode_batch(nb::list texts, size_t num_threads) const {
+    std::vector<std::string_view> views;
+    views.reserve(texts.size());
+    for (nb::handle t : texts) views.push_back(utf8_of(t));
+    std::vector<std::vector<uint32_t>> results(views.size());
+    {
+      nb::gil_scoped_release release;
+      parallel_for(views.size(), num_threads, [&](size_t i) {
+        std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
+        model->encode(bytes_of(views[i]), views[i].size(), ids);
+        results[i] = std::move(ids);
+      });
+    }
+    nb::list out;
+    for (const auto& r : results) out.append(ints()->to_list(r));
+    return out;
+  }
+
+  nb::str normalize(nb::handle text) const {
+    std::string_view v = utf8_of(text);
+    std::string out;
+    model->normalize(bytes_of(v), v.size(), out);
+    return nb::str(out.data(), out.size());
+  }
+
+  // (begin, end, id) spans of normalized text (bytes), before byte fallback.
+  std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> segment(nb::bytes normalized) const {
+    std::vector<spm::Span> spans;
+    model->segment(reinterpret_cast<const uint8_t*>(normalized.c_str()), normalized.size(), spans);
+    std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> out;
+    for (const auto& s : spans) out.emplace_back(s.begin, s.end, s.id);
+    return out;
+  }
+
+  // Subword regularization: normalize, draw a segmentation, post-process (unigram only).
+  nb::list sample(nb::handle text, double alpha, nb::object seed) {
+    if (!seed.is_none()) rng.seed(nb::cast<uint64_t>(seed));
+    std::string_view v = utf8_of(text);
+    std::string normalized;
+    model->normalize(bytes_of(v), v.size(), normalized);
+    std::vector<spm::Span> spans;
+    const uint8_t* s = reinterpret_cast<const uint8_t*>(normalized.data());
+    model->sample(s, normalized.size(), alpha, rng, spans);
+    std::vector<uint32_t> out;
+    model->spans_to_ids(s, spans, out);
+    return ints()->to_list(out);
+  }
+
+  nb::tuple expected_counts(const std::vector<nb::bytes>& words, const std::vector<double>& freqs) const {
+    if (words.size() != freqs.size()) throw nb::value_error("one frequency per word");
+    std::vector<std::string> ws;
+    ws.reserve(words.size());
+    for (const auto& w : words) ws.emplace_back(w.c_str(), w.size());
+    auto* counts = new std::vector<double>();
+    double total;
+    {
+      nb::gil_scoped_release release;
+      total = model->expected_counts(ws, freqs, *counts);
+    }
+    nb::capsule owner(counts, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+    size_t shape[1] = {counts->size()};
+    return nb::make_tuple(nb::ndarray<nb::numpy, double>(counts->data(), 1, shape, owner), total);
+  }
+
+  std::vector<std::vector<int32_t>> alternatives() const {
+    nb::gil_scoped_release release;
+    return model->alternatives();
+  }
+
+  nb::tuple viterbi_counts(const std::vector<nb::bytes>& words, const std::vector<double>& freqs) const {
+    if (words.size() != freqs.size()) throw nb::value_error("one frequency per word");
+    std::vector<std::string> ws;
+    ws.reserve(words.size());
+    for (const auto& w : words) ws.emplace_back(w.c_str(), w.size());
+    std::vector<double> counts, word_freq;
+    {
+      nb::gil_scoped_release release;
+      model->viterbi_counts(ws, freqs, counts, word_freq);
+    }
+    return nb::make_tuple(counts, word_freq);
+  }
+};
+
+}  // namespace
+
+void bind_sentencepiece(nb::module_& m) {
+  nb::class_<PySentencePieceModel>(m, "SentencePieceModel")
+      .def(nb::init<const std::vector<std::tuple<nb::bytes, float, int>>&, int, bool, nb::bytes, bool, bool, bool,
+                    bool>(),
+           nb::arg("pieces"), nb::arg("algorithm"), nb::arg("byte_fallback"), nb::arg("charsmap"),
+           nb::arg("add_dummy_prefix"), nb::arg("remove_extra_whitespaces"), nb::arg("escape_whitespaces"),
+           nb::arg("treat_whitespace_as_suffix"))
+      .def("encode", &PySentencePieceModel::encode, nb::arg("text"))
+      .def("encode_batch", &PySentencePieceModel::encode_batch, nb::arg("texts"), nb::arg("num_threads"))
+      .def("normalize", &PySentencePieceModel::normalize, nb::arg("text"))
+      .def("segment", &PySentencePieceModel::segment, nb::arg("normalized"))
+      .def("sample", &PySentencePieceModel::sample, nb::arg("text"), nb::arg("alpha"), nb::arg("seed").none())
+      .def("expected_counts", &PySentencePieceModel::expected_counts, nb::arg("words"), nb::arg("freqs"))
+      .def("viterbi_counts", &PySentencePieceModel::viterbi_counts, nb::arg("words"), nb::arg("freqs"))
+      .def("alternatives", &PySentencePieceModel::alternatives);
+  // Training seeds: the top_k (substring bytes, count x length) of the words (cpp/unigram.h).
+  m.def(
+      "sentencepiece_count_substrings",
+      [](const std::vector<nb::bytes>& words, const std::vector<double>& freqs, size_t max_chars, double min_count,
+         size_t top_k) {
+        if (words.size() != freqs.size()) throw nb::value_error("one frequency per word");
+        std::vector<std::string> ws;
+        ws.reserve(words.size());
+        for (const auto& w : words) ws.emplace_back(w.c_str(), w.size());
+        std::vector<std::pair<std::string, double>> counts;
+        {
+          nb::gil_scoped_release release;
+          counts = spm::count_substrings(ws, freqs, max_chars, min_count, top_k);
+        }
+        nb::list out;
+        for (const auto& [k, v] : counts) out.append(nb::make_tuple(nb::bytes(k.data(), k.size()), v));
+        return out;
+      },
+      nb::arg("words"), nb::arg("freqs"), nb::arg("max_chars"), nb::arg("min_count"), nb::arg("top_k"));
+}

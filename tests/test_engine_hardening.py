@@ -1,0 +1,142 @@
+"""Hostile inputs for the native encoder: hash flooding, long special tokens, thread creation failure.
+
+Time is compared as a ratio against a benign input in the same process, never as seconds.
+"""
+
+import os
+import random
+import subprocess
+import sys
+import textwrap
+import time
+
+import tokenforge
+
+MASK64 = (1 << 64) - 1
+SHARED_VOCAB = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "vocab"
+
+
+def _unxorshift(y: int, s: int) -> int:
+    x = y
+    for _ in range(64 // s + 1):
+        x = y ^ (x >> s)
+    return x
+
+
+def _old_hash_preimage(target: int) -> bytes:
+    """An 8-byte key whose hash under the former unkeyed hash_bytes is `target` (it was invertible)."""
+    c1, c2, c3 = 0xFF51AFD7ED558CCD, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+    h0 = 0x9E3779B97F4A7C15 ^ ((8 * c1) & MASK64)
+    x4 = _unxorshift(target, 29)
+    x3 = (x4 * pow(c3, -1, 1 << 64)) & MASK64
+    x2 = _unxorshift(x3, 31)
+    x1 = (x2 * pow(c2, -1, 1 << 64)) & MASK64
+    return (x1 ^ h0).to_bytes(8, "little")
+
+
+def _old_hash(key: bytes) -> int:
+    h = 0x9E3779B97F4A7C15 ^ ((8 * 0xFF51AFD7ED558CCD) & MASK64)
+    h = ((h ^ int.from_bytes(key, "little")) * 0xBF58476D1CE4E5B9) & MASK64
+    h ^= h >> 31
+    h = (h * 0x94D049BB133111EB) & MASK64
+    return h ^ (h >> 29)
+
+
+def _build_seconds(tokens: list[bytes]) -> float:
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks.update((t, 256 + k) for k, t in enumerate(tokens))
+    start = time.perf_counter()
+    tok = tokenforge.Tokenizer.from_ranks(ranks, pattern=r"\S+|\s+")
+    tok.encode(" ".join(t.decode("latin-1") for t in tokens[:2000]))
+    return time.perf_counter() - start
+
+
+def test_keys_colliding_under_the_old_hash_load_as_fast_as_random_keys():
+    n = 30000
+    colliding = list(dict.fromkeys(_old_hash_preimage((i << 24) & MASK64) for i in range(1, n + 1)))
+    assert all(_old_hash(k) & ((1 << 24) - 1) == 0 for k in colliding[:100])  # they did collide
+    rng = random.Random(1)
+    benign = list(dict.fromkeys(rng.randbytes(8) for _ in range(n)))
+    benign_time = min(_build_seconds(benign) for _ in range(2))
+    colliding_time = min(_build_seconds(colliding) for _ in range(2))
+    assert colliding_time < 4 * benign_time + 0.05, (colliding_time, benign_time)
+
+
+def test_a_long_special_token_does_not_make_scanning_quadratic():
+    base = tokenforge.get_encoding("cl100k_base")
+    long_special = "a" * 40000 + "b"
+    tok = tokenforge.Tokenizer.from_ranks(
+        base._mergeable_ranks, pattern="cl100k", special_tokens={"<|endoftext|>": 100257, long_special: 100300})
+    text = ("a" * 99 + " ") * 1000
+    start = time.perf_counter()
+    plain = tok.encode_ordinary(text)
+    plain_time = time.perf_counter() - start
+    start = time.perf_counter()
+    assert tok.encode(text, allowed_special="all") == plain  # scans for specials, finds none
+    assert tok.encode(text) == plain  # the disallowed check scans too
+    special_time = (time.perf_counter() - start) / 2
+    assert special_time < 5 * plain_time + 0.05, (special_time, plain_time)
+    assert tok.encode("x" + long_special + "x", allowed_special="all") == [87, 100300, 87]
+
+
+def test_many_special_tokens_do_not_slow_plain_text():
+    base = tokenforge.get_encoding("cl100k_base")
+    few = tokenforge.Tokenizer.from_ranks(base._mergeable_ranks, pattern="cl100k", special_tokens={"<|endoftext|>": 100257})
+    many = tokenforge.Tokenizer.from_ranks(
+        base._mergeable_ranks, pattern="cl100k",
+        special_tokens={"<|endoftext|>": 100257, **{f"<|reserved_{i}|>": 100300 + i for i in range(4096)}})
+    text = "The quick brown fox <| jumps |> over the lazy dog.\n" * 4000
+
+    def best(tok):
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            tok.encode(text, allowed_special="all")
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    assert many.encode(text, allowed_special="all") == few.encode(text, allowed_special="all")
+    assert best(many) < 2 * best(few) + 0.02
+
+
+def test_thread_creation_failure_raises_runtime_error():
+    # Under an address-space limit the stacks of 1000 threads cannot be mapped: std::thread throws
+    # inside the native batch call, which must become RuntimeError, not abort the process.
+    code = textwrap.dedent("""
+        import resource
+        import tokenforge
+        enc = tokenforge.get_encoding("gpt2")
+        texts = ["hello world, this is a test"] * 5000
+        enc.encode_ordinary_batch(texts[:10], num_threads=2)
+        with open("/proc/self/status") as f:
+            vm = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize"))
+        limit = vm + 256 * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        try:
+            enc.encode_ordinary_batch(texts, num_threads=1000)
+            print("completed")
+        except RuntimeError as e:
+            print("RuntimeError:", e)
+        print(enc.encode_ordinary_batch(texts[:4], num_threads=2) == [enc.encode_ordinary(t) for t in texts[:4]])
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=os.environ)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("RuntimeError: could not start 1000 threads"), r.stdout
+    assert lines[-1] == "True"
+
+
+def test_native_tiktoken_parser_equals_the_python_one_and_defers_errors(tmp_path):
+    from tokenforge import _core
+    from tokenforge.formats import tiktoken_bpe
+
+    data = (SHARED_VOCAB / "cl100k_base.tiktoken").read_bytes()
+    fast = _core.parse_tiktoken(data)
+    assert fast == tiktoken_bpe.parse(data, "x") and len(fast) == 100256
+    import base64
+    assert fast == {base64.b64decode(t): int(r) for t, r in (line.split() for line in data.splitlines() if line)}
+    # Anything not exactly well formed goes to the Python parser, whose errors name the line.
+    for bad in [b"YQ== 1\nYQ== 2\n", b"YQ== 1\nYg== 1\n", b"YQ== -1\n", b"YQ== 1_0\n", b"YQ 1\n", b"YR== 1\n",
+                b"YQ==  1\n", b"YQ== 99999999999\n", b"Y!== 1\n", b"YQ==\n"]:
+        assert _core.parse_tiktoken(bad) is None, bad
+    assert _core.parse_tiktoken(b"YQ== 1\r\n\nYg== 2") == {b"a": 1, b"b": 2}

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Benchmark corpora from real documents on this machine (nothing is downloaded or committed).
+
+    python tools/make_real_corpus.py OUT_DIR [--mb 8] [--install]
+
+Writes three UTF-8 files of up to --mb MB each:
+  english.txt       English prose: ../shared/corpora, then /usr/share/doc (README, copyright,
+                    changelog texts; .gz read as is) and /usr/share/common-licenses
+  multilingual.txt  Debian's localized manual pages (/usr/share/man/<lang>/, German, French,
+                    Japanese, Chinese, Russian, Korean, Polish, ...) with groff requests and font
+                    escapes removed, the languages interleaved page by page
+  code.txt          Python's standard library sources
+With --install, first installs manpages-de manpages-ja manpages-zh manpages-ru manpages-fr with
+apt-get when they are missing (needs root and Debian's archive). The order of files is sorted, so
+the output is the same on every run on the same machine.
+"""
+
+import argparse
+import gzip
+import itertools
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+SHARED = pathlib.Path(__file__).resolve().parents[1].parent / "shared"
+LANGUAGES = ["de", "ja", "zh_CN", "ru", "fr", "ko", "pl", "zh_TW", "es", "it", "pt_BR", "cs", "tr", "uk", "hu", "nl"]
+_GROFF_ESCAPE = re.compile(r"\\f[BIRP]|\\f\[[A-Z]*\]|\\\(.{2}|\\\[[a-z]+\]|\\[&|^%e-]|\\s[-+]?\d")
+
+
+def read_text(path: pathlib.Path) -> str:
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except OSError:
+            return ""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+
+
+def take(texts, limit: int) -> str:
+    out, size = [], 0
+    for t in texts:
+        if not t.strip():
+            continue
+        out.append(t if t.endswith("\n") else t + "\n")
+        size += len(out[-1].encode("utf-8"))
+        if size >= limit:
+            break
+    return "".join(out)
+
+
+def english(limit: int) -> str:
+    def texts():
+        for p in sorted((SHARED / "corpora").glob("*.txt")):
+            yield read_text(p)
+        for p in sorted(pathlib.Path("/usr/share/common-licenses").glob("*")):
+            if p.is_file():
+                yield read_text(p)
+        for p in sorted(pathlib.Path("/usr/share/doc").rglob("*")):
+            name = p.name.lower()
+            if p.is_file() and (name.startswith(("readme", "copyright", "news", "changelog")) or name.endswith(".txt")):
+                yield read_text(p)
+    return take(texts(), limit)
+
+
+def man_text(raw: str) -> str:
+    lines = []
+    for line in raw.splitlines():
+        if line.startswith((".", "'")):
+            rest = line.split(None, 1)
+            if len(rest) == 2 and rest[0] in (".SH", ".SS", ".B", ".I", ".BR", ".IR", ".IP", ".TP", ".BI", ".RB", ".RI"):
+                lines.append(_GROFF_ESCAPE.sub("", rest[1]).replace('"', ""))
+            continue
+        lines.append(_GROFF_ESCAPE.sub("", line).replace("\\-", "-").replace("\\ ", " "))
+    return "\n".join(lines)
+
+
+def multilingual(limit: int) -> str:
+    root = pathlib.Path("/usr/share/man")
+    per_language = []
+    for lang in LANGUAGES:
+        pages = sorted((root / lang).rglob("*.gz")) if (root / lang).is_dir() else []
+        per_language.append(man_text(read_text(p)) for p in pages)
+    interleaved = (t for group in itertools.zip_longest(*per_language) for t in group if t)
+    return take(interleaved, limit)
+
+
+def code(limit: int) -> str:
+    stdlib = pathlib.Path(sysconfig.get_paths()["stdlib"])
+    return take((read_text(p) for p in sorted(stdlib.rglob("*.py")) if "test" not in p.parts), limit)
+
+
+def install_manpages() -> None:
+    wanted = ["manpages-de", "manpages-ja", "manpages-zh", "manpages-ru", "manpages-fr"]
+    missing = [w for w in wanted if subprocess.run(["dpkg", "-s", w], capture_output=True).returncode != 0]
+    if missing and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "install", "-y", "-qq", *missing], check=False, stdout=subprocess.DEVNULL)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out_dir", type=pathlib.Path)
+    ap.add_argument("--mb", type=float, default=8)
+    ap.add_argument("--install", action="store_true")
+    args = ap.parse_args()
+    if args.install:
+        install_manpages()
+    limit = int(args.mb * 1e6)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    for name, make in (("english", english), ("multilingual", multilingual), ("code", code)):
+        text = make(limit)
+        (args.out_dir / f"{name}.txt").write_text(text, encoding="utf-8")
+        print(f"{name}: {len(text.encode('utf-8')) / 1e6:.1f} MB", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

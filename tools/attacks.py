@@ -72,7 +72,7 @@ CASES = [
                     "obj['added_tokens'] = [{'id': n + k, 'content': f'<|x{k}|>', 'single_word': False, 'lstrip': False, 'rstrip': False, 'normalized': False, 'special': True} for k in range(40000)]\n"
                     "open('t.json', 'w').write(json.dumps(obj))\nimport tokenizers\nt = time.perf_counter(); tokenizers.Tokenizer.from_file('t.json'); say(f'loaded in {time.perf_counter() - t:.2f} s')"}),
     ("a 40,000-character special token", "cl100k ranks + one special token of 40k characters; encode 1 MB of text",
-     "import time, tokenforge\nfrom tokenforge.load import load_tiktoken_bpe\nr = load_tiktoken_bpe(str(SHARED / 'vocab' / 'cl100k_base.tiktoken'))\n"
+     "import time, tokenforge\nfrom tiktoken.load import load_tiktoken_bpe\nr = load_tiktoken_bpe(str(SHARED / 'vocab' / 'cl100k_base.tiktoken'))\n"
      "import tokenforge.patterns as P\ne = tokenforge.Encoding('x', pat_str=P.CL100K, mergeable_ranks=r, special_tokens={'<' * 40000: 100257})\n"
      "text = TAYLOR.read_text()[:1000000]\nt = time.perf_counter(); e.encode(text, allowed_special='all'); say(f'{time.perf_counter() - t:.2f} s')",
      {"tiktoken": "import time, tiktoken\nfrom tiktoken.load import load_tiktoken_bpe\nr = load_tiktoken_bpe(str(SHARED / 'vocab' / 'cl100k_base.tiktoken'))\n"

@@ -436,7 +436,8 @@ def report(sections: dict, args, started: float) -> str:
                 out.append(f"| {r['check']} | {r['result'].splitlines()[0] if r['result'] else ''} | {_mark(r['ok'])} |")
             out.append("")
     out += ["## Not covered here", "",
-            textwrap.fill("The C++ core's own tests (cpp/tests) run under ASan + UBSan in .ci/run. Wall-clock limits "
+            textwrap.fill("The C++ core's own tests (cpp/tests) run under ASan + UBSan in .ci/run, and so does the "
+                          "sanitizer workload above at its quick size (`--only asan --quick`). Wall-clock limits "
                           "are not asserted anywhere; the growth table is the measurement. Fuzzing of the C++ core "
                           "directly with libFuzzer (without Python) is not set up.", 100), ""]
     return "\n".join(out)

@@ -888,6 +888,7 @@ constexpr size_t kMaxDfaStates = 2048;
 }  // namespace
 
 struct SplitRegex::Dfa {
+  static constexpr uint32_t kAtBeginMark = 0xFFFFFFFFu;  // last entry of the start state at position 0
   const SplitRegex* re = nullptr;
   std::vector<std::vector<uint32_t>> states;
   std::map<std::vector<uint32_t>, int32_t> ids;
@@ -965,6 +966,9 @@ struct SplitRegex::Dfa {
       next.clear();
       ++generation;
       closure(next, re->start_, at_begin, -1);
+      // Lookaheads left undecided may lead to `^`, decided only when the first symbol is read:
+      // the state at the beginning of the text is marked so that it is never shared with others.
+      if (at_begin) next.push_back(kAtBeginMark);
       s = intern(next);
     }
     return s;
@@ -975,7 +979,10 @@ struct SplitRegex::Dfa {
     if (states.size() >= kMaxDfaStates) return -2;
     resolved.clear();
     ++generation;
-    for (uint32_t pc : states[size_t(state)]) closure(resolved, pc, false, symbol);
+    const std::vector<uint32_t>& list = states[size_t(state)];
+    bool at_begin = !list.empty() && list.back() == kAtBeginMark;
+    for (uint32_t pc : list)
+      if (pc != kAtBeginMark) closure(resolved, pc, at_begin, symbol);
     next.clear();
     ++generation;
     bool matched = false;

@@ -139,6 +139,18 @@ def test_arbitrary_patterns_equal_regex(pattern, text):
         assert p.spans(text) == expected, (engine, pattern, text)
 
 
+@pytest.mark.parametrize("pattern", [
+    r"(?!\S)^[^\r\n\p{L}\p{N}]|(?:(?!\S))(?!\S)(?:a)",  # found by the test above in CI
+    r"(?!\S)^ ", r"(?=\s)^ |a", r"(?![a-b])^ ",
+])
+@pytest.mark.parametrize("text", [" ", "a ", "  ", "b", ""])
+def test_lookahead_before_start_anchor(pattern, text):
+    # A lookahead is decided when the first character is read; the `^` behind it must still know
+    # that the search started at position 0 (the lazy DFA once shared that state with others).
+    for engine in ENGINES:
+        assert _core.Pattern(pattern, engine).spans(text) == _spans(pattern, text), engine
+
+
 def test_case_insensitive_letters_match_what_regex_matches():
     everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
     # Every character that any ASCII letter matches case-insensitively, and some that none do.

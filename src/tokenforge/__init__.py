@@ -7,7 +7,7 @@
 """
 
 from .encoding import Encoding, encoding_for_model, encoding_name_for_model
-from .load import VocabularyNotFound
+from .vocab_cache import VocabularyNotFound
 from .registry import get_encoding, list_encoding_names
 from .tokenizer import Tokenizer, UnknownTokenError
 from .io import load

@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from .load import write_atomic
+from .vocab_cache import write_atomic
 from .streaming import safe_cut
 
 CHUNK_CHARS = 1 << 20  # characters per chunk handed to a thread

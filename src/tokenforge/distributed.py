@@ -47,7 +47,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from . import _core
-from .load import write_atomic
+from .vocab_cache import write_atomic
 
 DEFAULT_RANGE_SIZE = 64 << 20  # bytes of a file per counting task / encoding shard
 DEFAULT_FANOUT = 4  # tables merged by one reduce task

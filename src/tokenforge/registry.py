@@ -9,7 +9,7 @@ import threading
 from typing import Callable
 
 from . import patterns
-from .load import load_data_gym, load_tiktoken_bpe
+from .vocab_cache import load_data_gym, load_tiktoken_bpe
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"

@@ -348,7 +348,7 @@ def write_report(stats: Mapping | Sequence[Mapping], out_dir: str | os.PathLike,
     which the tables and plots then compare. Each file is written atomically. Returns the paths by
     kind: {"json", "markdown", "token_lengths", "vocab_use"}.
     """
-    from .load import write_atomic
+    from .vocab_cache import write_atomic
 
     runs = _as_list(stats)
     out = Path(out_dir)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..load import write_atomic
+from ..vocab_cache import write_atomic
 from ._common import BYTE_TO_CHAR, CHAR_TO_BYTE, build, check_every_byte, explicit_merges, fail, parse_json, to_chars
 
 FORMATS = {"gpt2": ("encoder.json", "vocab.bpe"), "vocab_merges": ("vocab.json", "merges.txt")}

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..load import write_atomic
+from ..vocab_cache import write_atomic
 from ._common import fail
 
 MARKERS = ("</w>", "</eow>")

@@ -376,7 +376,7 @@ def test_unigram_round_trip_through_huggingface(tmp_path, hf_unigram, texts):
 
 def test_convert_between_families_formats(tmp_path, hf_char_bpe, texts):
     src = write(tmp_path, hf_char_bpe.to_str())
-    formats.convert(src, tmp_path / "vm", "vocab_merges")
+    tokenforge.io.convert(src, tmp_path / "vm", "vocab_merges")
     back = tokenforge.load(tmp_path / "vm" / "vocab.json")
     assert_same_ids(back, hf_char_bpe, {k: v for k, v in texts.items() if k.startswith("edge")})
 

@@ -33,40 +33,69 @@ OTHER_MODELS = ("wordpiece", "char_bpe", "word", "char")
 
 def save(tok, path, *, format: str = FORMAT_NAME) -> None:
     if format != FORMAT_NAME:
-        from . import formats
-
-        return formats.save_foreign(tok, path, format)
+        return tok.save(path, format=format)
     write_atomic(Path(path), json.dumps(to_dict(tok), ensure_ascii=False, indent=1).encode("utf-8"))
 
 
 def to_dict(tok) -> dict:
+    """tokenforge's file for any Tokenizer (see the module docstring)."""
+    from .models import ByteBPE
     from .spm.tokenizer import SentencePieceTokenizer
     from .tokenizer import Tokenizer
 
-    if isinstance(tok, SentencePieceTokenizer):  # "model": "unigram" / "sp_bpe" (spm/files.py)
-        from .spm import files
-
-        return files.to_dict(tok, {"format": FORMAT_NAME, "version": FORMAT_VERSION})
-    if hasattr(tok, "_to_file_dict"):  # the other model families (tokenforge.pipeline)
-        return tok._to_file_dict()
-
     if not isinstance(tok, Tokenizer):
         raise TypeError(f"cannot save a {type(tok).__name__}")
-    state = tok._state()
-    ranks = state["mergeable_ranks"]
-    merges = state["merges"]
-    return {
-        "format": FORMAT_NAME,
-        "version": FORMAT_VERSION,
-        "model": "byte_bpe",
-        "name": state["name"],
-        "normalizer": state["normalizer"],
-        "pattern": state["pattern"],
-        "special_tokens": state["special_tokens"],
-        "ignore_merges": state["ignore_merges"],
-        "vocab": [[i, base64.b64encode(b).decode("ascii")] for b, i in sorted(ranks.items(), key=lambda kv: kv[1])],
-        "merges": None if merges is None else [[ranks[a], ranks[b]] for a, b in merges],
+    envelope = {"format": FORMAT_NAME, "version": FORMAT_VERSION}
+    if isinstance(tok, SentencePieceTokenizer):  # "model": "unigram" / "sp_bpe" / ... (spm/files.py)
+        from .spm import files
+
+        return files.to_dict(tok, envelope)
+    if isinstance(tok.model, ByteBPE):
+        try:
+            state = tok._state()
+        except ValueError:
+            state = None
+        if state is not None:  # the byte-level shorthand: pattern, ranks, merges, special tokens
+            ranks = state["mergeable_ranks"]
+            merges = state["merges"]
+            return {
+                **envelope,
+                "model": "byte_bpe",
+                "name": state["name"],
+                "normalizer": state["normalizer"],
+                "pattern": state["pattern"],
+                "special_tokens": state["special_tokens"],
+                "ignore_merges": state["ignore_merges"],
+                "vocab": [[i, base64.b64encode(b).decode("ascii")] for b, i in sorted(ranks.items(), key=lambda kv: kv[1])],
+                "merges": None if merges is None else [[ranks[a], ranks[b]] for a, b in merges],
+            }
+    return {**envelope, "model": tok.model.kind, "name": tok.name, **_stages(tok), **tok.model.to_dict()}
+
+
+def _stages(tok) -> dict:
+    from .decoders.base import ModelDecoder
+
+    d = {
+        "normalizer": None if tok.normalizer is None else tok.normalizer.to_dict(),
+        "pre_tokenizer": tok.pre_tokenizer.to_dict(),
+        "post_processor": None if tok.post_processor is None else tok.post_processor.to_dict(),
+        "pad_token": tok.pad_token,
     }
+    if not (isinstance(tok.decoder, ModelDecoder) and tok.decoder.model is tok.model):
+        d["decoder"] = None if tok.decoder is None else tok.decoder.to_dict()
+    from .pipeline import PipelineTokenizer
+
+    if not isinstance(tok, PipelineTokenizer) or type(tok).__name__ not in _FAMILY_NAMES.values():
+        d["added_tokens"] = [t.to_dict() for t in tok.added_tokens]
+        d["allowed_special"] = "all" if tok._default_allowed == "all" else sorted(tok._default_allowed)
+        d["disallowed_special"] = "all" if tok._default_disallowed == "all" else sorted(tok._default_disallowed)
+        d["skip_special_tokens"] = tok.skip_special_tokens
+    return d
+
+
+# The family class each model kind of the pipeline families is rebuilt as.
+_FAMILY_NAMES = {"wordpiece": "WordPieceTokenizer", "char_bpe": "CharBPETokenizer", "word": "WordTokenizer",
+                 "char": "CharTokenizer"}
 
 
 def load(path, **overrides):
@@ -85,7 +114,7 @@ def load(path, **overrides):
         if isinstance(obj, dict) and obj.get("format") == FORMAT_NAME:
             return from_dict(obj, source=str(path), **overrides)
     if path.suffix == ".model" and not overrides:  # a sentencepiece ModelProto (spm/model_file.py)
-        from .spm import SentencePieceTokenizer
+        from .spm.tokenizer import SentencePieceTokenizer
 
         try:
             return SentencePieceTokenizer.from_bytes(data)
@@ -94,6 +123,17 @@ def load(path, **overrides):
     from . import formats
 
     return formats.load_foreign(path, data, **overrides)
+
+
+def convert(in_path, out_path, to_format: str, **overrides):
+    """Reads any supported file and writes it in `to_format`; returns the tokenizer.
+
+    What `tokenforge convert IN OUT --to FORMAT` runs. `overrides` go to tokenforge.load (e.g. the
+    pattern and special tokens a .tiktoken file lacks).
+    """
+    tok = load(in_path, **overrides)
+    tok.save(out_path, format=to_format)
+    return tok
 
 
 def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
@@ -105,16 +145,17 @@ def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
     version = obj.get("version")
     if version != FORMAT_VERSION:
         fail("version", f"unsupported format version {version!r} (this tokenforge reads {FORMAT_VERSION})")
-    if obj.get("model") in ("unigram", "sp_bpe"):  # SentencePiece-style models (spm/files.py)
+    if obj.get("model") in ("unigram", "sp_bpe", "sp_word", "sp_char"):  # SentencePiece-style models (spm/files.py)
         from .spm import files
 
         return files.from_dict(obj, source=source)
-    if obj.get("model") in OTHER_MODELS:
-        from .pipeline import from_file_dict
-
+    if obj.get("model") in OTHER_MODELS or obj.get("model") == "bpe" or (obj.get("model") == "byte_bpe" and "pattern" not in obj):
         if overrides:
             raise TypeError(f"{source}: a {obj['model']} tokenizer takes no overrides ({', '.join(overrides)})")
-        return from_file_dict(obj, source=source)
+        try:
+            return _from_stages(obj)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise ValueError(f"{source}: invalid {obj.get('model')} tokenizer: {e}") from None
     if obj.get("model") != "byte_bpe":
         fail("model", f"unknown model {obj.get('model')!r}")
     vocab = obj.get("vocab")
@@ -165,3 +206,54 @@ def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
         return Tokenizer(**kwargs)
     except (TypeError, ValueError) as e:
         raise ValueError(f"{source}: {e}") from None
+
+
+_STAGE_KEYS = {"format", "version", "model", "name", "normalizer", "pre_tokenizer", "post_processor", "decoder",
+               "pad_token", "added_tokens", "allowed_special", "disallowed_special", "skip_special_tokens"}
+
+
+def _from_stages(obj: dict):
+    """A Tokenizer from tokenforge's file of any model kind other than the byte-level shorthand."""
+    from . import decoders, normalizers, pipeline, post_processors, pre_tokenizers
+    from .models import BPE, KINDS, ByteBPE
+    from .special import AddedToken
+    from .tokenizer import Tokenizer
+
+    kind = obj["model"]
+    fields = {k: v for k, v in obj.items() if k not in _STAGE_KEYS}
+    if kind == "byte_bpe":
+        by_id = {i: base64.b64decode(b) for i, b in fields["vocab"]}
+        merges = None if fields.get("merges") is None else [(by_id[a], by_id[b]) for a, b in fields["merges"]]
+        model = ByteBPE({b: i for i, b in by_id.items()}, merges, fields.get("ignore_merges"))
+    elif kind == "bpe":
+        model = BPE.from_dict(fields)
+    else:
+        model = KINDS[kind].from_dict(fields)
+    stages = dict(normalizer=normalizers.from_dict(obj.get("normalizer")),
+                  pre_tokenizer=pre_tokenizers.from_dict(obj.get("pre_tokenizer")),
+                  post_processor=post_processors.from_dict(obj.get("post_processor")),
+                  pad_token=obj.get("pad_token"), name=obj.get("name") or "tokenizer")
+    if "decoder" in obj:
+        stages["decoder"] = decoders.from_dict(obj["decoder"])
+    if "added_tokens" not in obj and kind in _FAMILY_NAMES:  # a pipeline family: its defaults
+        cls = getattr(pipeline, _FAMILY_NAMES[kind])
+        tok = pipeline.PipelineTokenizer.__new__(cls)
+        pipeline.PipelineTokenizer.__init__(tok, model, **stages)
+        return tok
+    allowed = obj.get("allowed_special", [])
+    disallowed = obj.get("disallowed_special", "all")
+    return Tokenizer(model, added_tokens=[AddedToken(**{k: v for k, v in t.items()}) for t in obj.get("added_tokens", [])],
+                     allowed_special=allowed if allowed == "all" else frozenset(allowed),
+                     disallowed_special=disallowed if disallowed == "all" else frozenset(disallowed),
+                     skip_special_tokens=bool(obj.get("skip_special_tokens", False)), **stages)
+
+
+def _register() -> None:
+    from . import tokenizer
+
+    tokenizer.WRITERS["tokenforge"] = lambda tok, path: save(tok, path)
+    tokenizer.OWN_FORMAT["to_dict"] = to_dict
+    tokenizer.OWN_FORMAT["from_dict"] = from_dict
+
+
+_register()

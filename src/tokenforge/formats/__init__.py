@@ -10,7 +10,7 @@
 | "bert_vocab"    | BERT's vocab.txt (WordPiece)   | bert_vocab      | yes  | yes  |
 | "listing"       | name.vocab, for people         | listing         | no   | yes  |
 
-`tokenforge.load(path, **overrides)` reads any of them; keywords supply what a format lacks
+`tokenforge.load(path, **overrides)` (tokenforge.io) reads any of them; keywords supply what a format lacks
 (`pattern=`, `special_tokens=`) or replace what it says (`name=`, ...); format-specific ones are
 `ignore=` (huggingface) and `merges_file=` / `vocab_file=` (the two-file formats). `tok.save(path,
 format=...)` writes any of them, atomically per file. Each module's docstring says what it does not
@@ -22,20 +22,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import tokenizer as _tokenizer
+from ..models import ByteBPE
 from . import bert_vocab, bpe_files, char_bpe_files, hf_families, huggingface, listing, tiktoken_bpe
 from ._common import fail, parse_json
 
 
-def _save_huggingface(tok, path):
-    from ..tokenizer import Tokenizer
+def _byte_level(tok) -> bool:
+    return isinstance(tok.model, ByteBPE)
 
-    return huggingface.save(tok, path) if isinstance(tok, Tokenizer) else hf_families.save(tok, path)
+
+def _save_huggingface(tok, path):
+    return huggingface.save(tok, path) if _byte_level(tok) else hf_families.save(tok, path)
 
 
 def _save_vocab_merges(tok, path):
-    from ..tokenizer import Tokenizer
-
-    if isinstance(tok, Tokenizer):
+    if _byte_level(tok):
         return bpe_files.save(tok, path, "vocab_merges")
     return char_bpe_files.save(tok, path)
 
@@ -113,25 +115,20 @@ def load_foreign(path, data: bytes, **overrides):
 
 def save_foreign(tok, path, format: str) -> None:
     """Writes tok in an exchange format (called by Tokenizer.save)."""
-    from ..tokenizer import Tokenizer
-
     name = ALIASES.get(format, format)
     if name not in SAVERS:
         raise ValueError(f"unknown format {format!r}; known: {', '.join(repr(f) for f in FORMATS)}")
-    if name in BYTE_LEVEL_ONLY and not isinstance(tok, Tokenizer):
+    if name in BYTE_LEVEL_ONLY and not _byte_level(tok):
         raise ValueError(f"{name}: the format holds byte-level BPE only, not a {type(tok).__name__}; "
                          "see the support matrix in docs/format.md")
     SAVERS[name](tok, path)
 
 
-def convert(in_path, out_path, to_format: str, **overrides):
-    """Reads any supported file and writes it in `to_format`; returns the tokenizer.
+def _register() -> None:
+    """The Tokenizer's save(format=...) writes through these (the pipeline never imports formats)."""
+    for name in SAVERS:
+        _tokenizer.WRITERS[name] = lambda tok, path, name=name: save_foreign(tok, path, name)
+    _tokenizer.WRITERS["to_tiktoken"] = tiktoken_bpe.to_encoding
 
-    What `tokenforge convert IN OUT --to FORMAT` runs. `overrides` go to tokenforge.load (e.g. the
-    pattern and special tokens a .tiktoken file lacks).
-    """
-    from ..io import load
 
-    tok = load(in_path, **overrides)
-    tok.save(out_path, format=to_format)
-    return tok
+_register()

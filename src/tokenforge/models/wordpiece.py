@@ -76,6 +76,11 @@ class WordPiece(NativeWordModel):
             start = end
         return ids
 
+    def default_decoder(self):
+        from ..decoders import WordPiece as WordPieceDecoder
+
+        return WordPieceDecoder(self.prefix, cleanup=True)
+
     # -- decoding ---------------------------------------------------------------------------------
     def decode_tokens(self, tokens: list[str], *, cleanup: bool = True) -> str:
         out = []

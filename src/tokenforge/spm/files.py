@@ -21,9 +21,9 @@ from __future__ import annotations
 import base64
 import json
 
-from .model_file import BPE, BYTE, CONTROL, NORMAL, UNIGRAM, UNKNOWN, ModelFile, Piece
+from .model_file import BPE, BYTE, CHAR, CONTROL, NORMAL, UNIGRAM, UNKNOWN, WORD, ModelFile, Piece
 
-MODEL_NAMES = {UNIGRAM: "unigram", BPE: "sp_bpe"}
+MODEL_NAMES = {UNIGRAM: "unigram", BPE: "sp_bpe", WORD: "sp_word", CHAR: "sp_char"}
 
 
 def to_dict(tok, envelope: dict) -> dict:

@@ -149,9 +149,24 @@ class SentencePiece:
         return SentencePieceDecoder(self.model)
 
     def to_dict(self) -> dict:
-        from ..spm import files
+        """The model file's content in tokenforge's JSON (spm/files.py reads it back)."""
+        import base64
 
-        return files.to_dict(self, {})
+        m = self.model
+        return {
+            "model": {mf.UNIGRAM: "unigram", mf.BPE: "sp_bpe", mf.WORD: "sp_word", mf.CHAR: "sp_char"}[m.model_type],
+            "pieces": [[p.piece, p.score, p.type] for p in m.pieces],
+            "byte_fallback": m.byte_fallback,
+            "treat_whitespace_as_suffix": m.treat_whitespace_as_suffix,
+            "unk_surface": m.unk_surface,
+            "normalizer": {
+                "name": m.normalizer_name,
+                "precompiled_charsmap": base64.b64encode(m.precompiled_charsmap).decode("ascii") if m.precompiled_charsmap else None,
+                "add_dummy_prefix": m.add_dummy_prefix,
+                "remove_extra_whitespaces": m.remove_extra_whitespaces,
+                "escape_whitespaces": m.escape_whitespaces,
+            },
+        }
 
 
 class SentencePieceDecoder(Decoder):

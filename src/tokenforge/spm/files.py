@@ -27,23 +27,9 @@ MODEL_NAMES = {UNIGRAM: "unigram", BPE: "sp_bpe", WORD: "sp_word", CHAR: "sp_cha
 
 
 def to_dict(tok, envelope: dict) -> dict:
-    m = tok.model
-    return {
-        **envelope,
-        "model": MODEL_NAMES[m.model_type],
-        "name": getattr(tok, "name", "sentencepiece"),
-        "pieces": [[p.piece, p.score, p.type] for p in m.pieces],
-        "byte_fallback": m.byte_fallback,
-        "treat_whitespace_as_suffix": m.treat_whitespace_as_suffix,
-        "unk_surface": m.unk_surface,
-        "normalizer": {
-            "name": m.normalizer_name,
-            "precompiled_charsmap": base64.b64encode(m.precompiled_charsmap).decode("ascii") if m.precompiled_charsmap else None,
-            "add_dummy_prefix": m.add_dummy_prefix,
-            "remove_extra_whitespaces": m.remove_extra_whitespaces,
-            "escape_whitespaces": m.escape_whitespaces,
-        },
-    }
+    """tokenforge's file of a tokenizer whose model is models.SentencePiece."""
+    body = tok.model.to_dict()
+    return {**envelope, "model": body.pop("model"), "name": getattr(tok, "name", "sentencepiece"), **body}
 
 
 def from_dict(obj: dict, *, source: str = "<dict>"):

@@ -68,8 +68,21 @@ def to_dict(tok) -> dict:
                 "ignore_merges": state["ignore_merges"],
                 "vocab": [[i, base64.b64encode(b).decode("ascii")] for b, i in sorted(ranks.items(), key=lambda kv: kv[1])],
                 "merges": None if merges is None else [[ranks[a], ranks[b]] for a, b in merges],
+                **_policy(tok),
             }
     return {**envelope, "model": tok.model.kind, "name": tok.name, **_stages(tok), **tok.model.to_dict()}
+
+
+def _policy(tok) -> dict:
+    """The special-token conventions, where they differ from tiktoken's (the default)."""
+    d = {}
+    if tok._default_allowed != frozenset():
+        d["allowed_special"] = "all" if tok._default_allowed == "all" else sorted(tok._default_allowed)
+    if tok._default_disallowed != "all":
+        d["disallowed_special"] = sorted(tok._default_disallowed)
+    if tok.skip_special_tokens:
+        d["skip_special_tokens"] = True
+    return d
 
 
 def _stages(tok) -> dict:
@@ -201,6 +214,11 @@ def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
         name=obj.get("name") or "tokenizer",
         normalizer=obj.get("normalizer"),
     )
+    allowed = obj.get("allowed_special", [])
+    disallowed = obj.get("disallowed_special", "all")
+    kwargs.update(allowed_special=allowed if allowed == "all" else frozenset(allowed),
+                  disallowed_special=disallowed if disallowed == "all" else frozenset(disallowed),
+                  skip_special_tokens=bool(obj.get("skip_special_tokens", False)))
     kwargs.update(overrides)
     try:
         return Tokenizer(**kwargs)

@@ -659,7 +659,7 @@ class Tokenizer:
         return self._decoder.decode(words)
 
     def _byte_decoding(self) -> bool:
-        return isinstance(self._model, ByteBPE) and isinstance(self._decoder, (_decoders.ByteLevel, type(None)))
+        return isinstance(self._model, ByteBPE) and isinstance(self._decoder, _decoders.ByteLevel)
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         """The bytes of a sequence of ids. An unknown id raises ValueError naming it."""

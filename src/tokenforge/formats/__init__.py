@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .. import tokenizer as _tokenizer
 from ..models import ByteBPE
-from . import bert_vocab, bpe_files, char_bpe_files, hf_families, huggingface, listing, tiktoken_bpe
+from . import bert_vocab, bpe_files, char_bpe_files, hf_families, hf_stages, huggingface, listing, tiktoken_bpe
 from ._common import fail, parse_json
 
 
@@ -99,9 +99,7 @@ def load_foreign(path, data: bytes, **overrides):
     path = Path(path)
     kind, obj = detect(path, data)
     if kind == "huggingface":
-        if hf_families.handles(obj):
-            return hf_families.load(path, obj, **overrides)
-        return huggingface.load(path, obj, **overrides)
+        return _load_huggingface(path, obj, overrides)
     if kind == "bert_vocab":
         return bert_vocab.load(path, data, **overrides)
     if kind == "tiktoken":
@@ -111,6 +109,28 @@ def load_foreign(path, data: bytes, **overrides):
     if kind == "merges":
         return bpe_files.load_from_merges(path, data, **overrides)
     fail(path, None, "a .vocab listing is for people and cannot be loaded; load the file it was made from")
+
+
+# Refusals of the two readers of common shapes that are about a component they do not take, not
+# about a broken file: hf_stages reads those files (any combination of components).
+_FEATURE_REFUSALS = ("not supported", "TemplateProcessing adds", "ignore=", "with a normalizer", "must be false",
+                     "must be true", "a Split must be followed", "tokenforge reads", "Sequence of several",
+                     "tokenforge makes no special token", "not the decoder of", "can make a piece containing",
+                     "adds no tokens outside the model", "without ByteLevel", "byte fallback")
+
+
+def _load_huggingface(path, obj, overrides):
+    """The readers of common shapes first (stricter: broken files are refused with their reason,
+    and the byte-level reader keeps the fast tiktoken-compatible form); a component they do not
+    take sends the file to hf_stages, which reads any combination of components."""
+    try:
+        if hf_families.handles(obj):
+            return hf_families.load(path, obj, **dict(overrides))
+        return huggingface.load(path, obj, **dict(overrides))
+    except ValueError as e:
+        if not any(words in str(e) for words in _FEATURE_REFUSALS):
+            raise
+    return hf_stages.load(path, obj, **dict(overrides))
 
 
 def save_foreign(tok, path, format: str) -> None:

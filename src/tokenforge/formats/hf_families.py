@@ -133,8 +133,10 @@ def _load(path, obj, **overrides):
         _check_decoder(source, obj.get("decoder"), decoder, kind)
     tok = pipeline.PipelineTokenizer.__new__(cls)
     try:
+        # tokenizers matches every added token in the text and skips the special ones when decoding
         pipeline.PipelineTokenizer.__init__(tok, m, normalizer=normalizer, pre_tokenizer=pre, post_processor=post,
-                                            name=name)
+                                            name=name, special_tokens={t: vocab[t] for t in specials},
+                                            allowed_special="all", skip_special_tokens=True)
     except ValueError as e:
         fail(source, None, str(e))
     return tok

@@ -146,7 +146,9 @@ def load(path, obj, **overrides):
     merges = _merges(source, model.get("merges"), token_bytes)
     kwargs = dict(pattern=pattern, mergeable_ranks=ranks, special_tokens=special, merges=merges,
                   ignore_merges=bool(model.get("ignore_merges", False)), normalizer=normalizer,
-                  name=(path.parent.name if path.stem == "tokenizer" else path.stem) or "tokenizer")
+                  name=(path.parent.name if path.stem == "tokenizer" else path.stem) or "tokenizer",
+                  # tokenizers matches added tokens in the text and skips special ones when decoding
+                  allowed_special="all", disallowed_special=(), skip_special_tokens=True)
     return build(source, kwargs, overrides)
 
 

@@ -1,5 +1,6 @@
 #include "trainer.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace tokenforge {
@@ -8,7 +9,8 @@ BpeTrainer::BpeTrainer(size_t max_new_tokens, uint64_t min_frequency)
     : max_new_tokens_(max_new_tokens),
       min_frequency_(min_frequency < 1 ? 1 : min_frequency),
       heap_(Less{this}) {
-  tokens_.reserve(256 + max_new_tokens);
+  // Merging usually stops long before a huge max_new_tokens (no pair left): reserve a bounded amount.
+  tokens_.reserve(256 + std::min<size_t>(max_new_tokens, size_t(1) << 16));
   for (int b = 0; b < 256; ++b) {
     tokens_.emplace_back(1, char(b));
     token_id_.emplace(tokens_.back(), uint32_t(b));

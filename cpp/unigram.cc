@@ -20,6 +20,13 @@ constexpr float kUnkPenalty = 10.0f;   // sentencepiece: an unknown costs min sc
 
 inline size_t utf8_len(uint8_t b) { return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
 
+// The byte value of two upper-case hex digits ("0A" -> 10), or -1.
+inline int hex_digit(char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; }
+inline int hex_byte(char hi, char lo) {
+  int h = hex_digit(hi), l = hex_digit(lo);
+  return h < 0 || l < 0 ? -1 : h * 16 + l;
+}
+
 // darts-clone unit accessors.
 inline bool has_leaf(uint32_t u) { return (u >> 8) & 1; }
 inline uint32_t value_of(uint32_t u) { return u & 0x7FFFFFFFu; }
@@ -287,10 +294,12 @@ std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algori
         if (m->unk_id_ < 0) m->unk_id_ = int32_t(i);
         break;
       case kByte: {
-        unsigned v;
-        char tail;
-        if (p.bytes.size() != 6 || std::sscanf(p.bytes.c_str(), "<0x%2X%c", &v, &tail) != 2 || tail != '>')
-          return *error = "byte piece " + std::to_string(i) + " is not <0xNN>", nullptr;
+        // Exactly "<0xNN>" with two upper-case hex digits, as sentencepiece's ByteToPiece writes them
+        // (sscanf's %X would accept a sign: "<0x-1>" parsed as 0xFFFFFFFF, an index far outside the table).
+        int v = p.bytes.size() == 6 && p.bytes.compare(0, 3, "<0x") == 0 && p.bytes[5] == '>'
+                    ? hex_byte(p.bytes[3], p.bytes[4])
+                    : -1;
+        if (v < 0) return *error = "byte piece " + std::to_string(i) + " is not <0xNN>", nullptr;
         m->byte_ids_[v] = int32_t(i);
         break;
       }

@@ -148,8 +148,14 @@ def test_to_tiktoken_refuses_merges_ranks_cannot_express():
 def test_gpt2_files_are_gpt2s(tmp_path, tiktoken_module, shared_dir, gpt2):
     gpt2.save(tmp_path, format="gpt2")
     assert json.loads((tmp_path / "encoder.json").read_text()) == json.loads((shared_dir / "vocab" / "gpt2_vocab.json").read_text())
+    # GPT-2's vocab.bpe line for line, but the first line also names the vocabulary it belongs to
+    # (readers skip that line; tokenforge refuses a merges file beside another vocabulary)
+    from tokenforge.formats.bpe_files import merges_header
+
+    vocab = json.loads((tmp_path / "encoder.json").read_text())
     merges = (tmp_path / "vocab.bpe").read_text()
-    assert merges == "#version: 0.2\n" + (shared_dir / "vocab" / "gpt2_merges.txt").read_text()
+    assert merges == merges_header(vocab) + "\n" + (shared_dir / "vocab" / "gpt2_merges.txt").read_text()
+    assert merges_header(vocab).startswith("#version: 0.2 ")
     from tiktoken.load import data_gym_to_mergeable_bpe_ranks
 
     ranks = data_gym_to_mergeable_bpe_ranks(str(tmp_path / "vocab.bpe"), str(tmp_path / "encoder.json"))

@@ -14,7 +14,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FUZZ = ROOT / "fuzz"
 REGRESSIONS = ROOT / "tests" / "regressions"
-TARGETS = ["fuzz_load", "fuzz_encode", "fuzz_decode"]
+TARGETS = ["fuzz_load", "fuzz_encode", "fuzz_decode", "fuzz_model_file"]
 SECONDS = int(os.environ.get("FUZZ_SECONDS", "8"))
 
 sys.path.insert(0, str(FUZZ))
@@ -41,6 +41,11 @@ def _seeds(target: str, folder: pathlib.Path) -> None:
         for n, t in enumerate(texts):
             for tok in range(0, 8, 3):
                 (folder / f"seed-{n}-{tok}").write_bytes(bytes([tok, n % 5, 0, 7]) + t.encode("utf-8", "surrogatepass"))
+    elif target == "fuzz_model_file":
+        import fuzz_model_file
+
+        for n, model in enumerate(fuzz_model_file.seed_models()):
+            (folder / f"seed-{n}").write_bytes(model)
     else:
         (folder / "seed").write_bytes(bytes([1]) + b"".join(bytes([k]) + (300 + k).to_bytes(4, "little") for k in range(8)))
     for p in (REGRESSIONS / target).glob("*"):
@@ -83,7 +88,12 @@ def test_targets_on_hypothesis_inputs(target):
     import _common
 
     module = importlib.import_module(target)
-    seeds = _common.seed_inputs() if target == "fuzz_load" else [b"\x00\x01\x00\x07Hello <|endoftext|> \xed\xa0\x80"]
+    if target == "fuzz_load":
+        seeds = _common.seed_inputs()
+    elif target == "fuzz_model_file":
+        seeds = module.seed_models()
+    else:
+        seeds = [b"\x00\x01\x00\x07Hello <|endoftext|> \xed\xa0\x80"]
     inputs = st.one_of(
         st.binary(max_size=600),
         st.builds(_flip, st.sampled_from(seeds), st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), max_size=6)),

@@ -14,6 +14,8 @@ Checks (each case in a fresh subprocess, so its peak RSS is its own):
 - leak: RSS after 20k and after 200k mixed calls (encode, batch, numpy, decode, errors); and, if
   valgrind is installed, --leak-check=full over a shorter loop, counting bytes lost in frames of
   tokenforge's extension.
+- attacks: hostile files and unlucky inputs (tools/attacks.py), each beside what the peer library
+  that reads the same file does with it.
 - asan: builds the extension with -fsanitize=address,undefined into a temporary folder and runs a
   workload with libasan preloaded (leak detection off: CPython's own allocations at exit are not
   ours). Skipped with the reason when it cannot run.
@@ -283,7 +285,7 @@ import sys
 sys.path.insert(0, sys.argv[1])
 import tokenforge, _common
 assert "asan-site" in tokenforge.__file__, tokenforge.__file__
-import fuzz_encode, fuzz_decode, fuzz_load, random
+import fuzz_encode, fuzz_decode, fuzz_load, fuzz_model_file, random
 rng = random.Random(0)
 n = 0
 for i in range(int(sys.argv[2])):
@@ -294,6 +296,20 @@ for i in range(int(sys.argv[2])):
 for seed in _common.seed_inputs():
     fuzz_load.TestOneInput(seed)
     n += 1
+import importlib, pathlib
+for folder in sorted((pathlib.Path(sys.argv[1]).parent / "tests" / "regressions").iterdir()):  # inputs that once crashed
+    if folder.is_dir():
+        target = importlib.import_module(folder.name)
+        for path in sorted(folder.iterdir()):
+            target.TestOneInput(path.read_bytes())
+            n += 1
+for model in fuzz_model_file.seed_models():  # .model files with bytes changed: the native unigram / byte tables
+    for i in range(int(sys.argv[2])):
+        data = bytearray(model)
+        for _ in range(rng.randrange(1, 4)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        fuzz_model_file.TestOneInput(bytes(data))
+        n += 1
 tok = _common.cl100k()
 for text in ["a" * 300_000, " " * 300_000, "<|endoftext|>" * 20_000, "e" + "\u0301" * 100_000, _common.TRAIN_TEXT * 200]:
     assert tok.decode(tok.encode(text, allowed_special="all")) == text
@@ -403,6 +419,16 @@ def report(sections: dict, args, started: float) -> str:
                 crashes = "none" if not r["crashes"] and r["exit"] == 0 else f"**{', '.join(r['crashes']) or 'exit ' + str(r['exit'])}**"
                 out.append(f"| `{r['target']}` | {r['seconds']} s | {r['runs']:,} | {r['coverage']} | {crashes} |")
         out.append("")
+    if "attacks" in sections:
+        out += ["## Hostile files and unlucky inputs, beside the peers", "",
+                "Each case runs in a fresh process (60 s limit, 4 GB address space) against tokenforge and against the "
+                "library that reads the same file; the cell says what happened: a clear error, the result, a crash "
+                "(signal), a hang (killed at the limit). tests/test_hardening_files.py checks each tokenforge row.", "",
+                "| attack | input | tokenforge | peer |", "|---|---|---|---|"]
+        for r in sections["attacks"]:
+            peers = "<br>".join(f"{p}: {v}" for p, v in r["peers"].items()) or "(no peer reads this)"
+            out.append(f"| {r['attack']} | {r['what']} | {r['tokenforge']} | {peers} |".replace("\n", " "))
+        out.append("")
     for key, title in (("leak", "Leaks over repeated calls"), ("asan", "Native memory safety of the extension")):
         if key in sections:
             out += [f"## {title}", "", "| check | result | verdict |", "|---|---|---|"]
@@ -419,7 +445,7 @@ def report(sections: dict, args, started: float) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="sizes / 10, 15 s of fuzzing per target, fewer calls")
-    p.add_argument("--only", default="growth,fuzz,leak,asan", help="comma-separated: growth, fuzz, leak, asan")
+    p.add_argument("--only", default="growth,fuzz,leak,asan,attacks", help="comma-separated: growth, fuzz, leak, asan, attacks")
     p.add_argument("--fuzz-seconds", type=int, default=None)
     p.add_argument("--output", default=str(ROOT / "docs" / "reliability.md"))
     p.add_argument("--render", metavar="JSON", help="only rewrite the markdown from the raw results a run saved "
@@ -438,6 +464,10 @@ def main(argv=None) -> int:
         sections["leak"] = leak(20_000 if args.quick else 200_000, 50 if args.quick else 300)
     if "asan" in only:
         sections["asan"] = asan(200 if args.quick else 2_000)
+    if "attacks" in only:
+        import attacks
+
+        sections["attacks"] = attacks.run(str(ROOT.parent / "shared"))
     if args.render:
         saved = json.loads(pathlib.Path(args.render).read_text(encoding="utf-8"))
         sections, started = saved["sections"], time.perf_counter() - saved["seconds"]
@@ -453,6 +483,12 @@ def main(argv=None) -> int:
     pathlib.Path(args.output).write_text(text, encoding="utf-8")
     print(f"wrote {args.output}", file=sys.stderr)
     failed = text.count("**FAIL")
+    if failed:
+        print(text, file=sys.stderr)
+        for rows in sections.values():  # the full details of failed rows (the table keeps one line)
+            for row in rows:
+                if isinstance(row, dict) and row.get("ok") is False:
+                    print(row.get("result", ""), file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -118,11 +118,18 @@ def load(path, **overrides):
         data = path.read_bytes()
     except IsADirectoryError:
         raise ValueError(f"{path}: is a directory, not a tokenizer file") from None
+    try:
+        return _load_bytes(path, data, overrides)
+    except RecursionError:  # JSON arrays in arrays, or stages in stages, thousands deep
+        raise ValueError(f"{path}: nested too deeply to be a tokenizer file") from None
+
+
+def _load_bytes(path: Path, data: bytes, overrides: dict):
     head = data[:4096].lstrip()
     if head.startswith(b"{"):
         try:
             obj = json.loads(data)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        except ValueError as e:  # not JSON, not UTF-8, or an integer of more than 4300 digits
             raise ValueError(f"{path}: not valid JSON ({e})") from None
         if isinstance(obj, dict) and obj.get("format") == FORMAT_NAME:
             return from_dict(obj, source=str(path), **overrides)

@@ -5,6 +5,8 @@ The URLs and sha256 digests are the official ones, so files cached by tiktoken a
 
 from __future__ import annotations
 
+import atexit
+import os
 import threading
 from typing import Callable
 
@@ -94,6 +96,24 @@ ENCODING_CONSTRUCTORS: dict[str, Callable[[], dict]] = {
 
 _encodings: dict = {}
 _lock = threading.RLock()
+
+
+def _after_fork_in_child() -> None:
+    """A fork while another thread was loading an encoding copies the lock held: the child gets
+    a fresh one (the half-loaded encoding was never published, so nothing else is stale)."""
+    global _lock
+    _lock = threading.RLock()
+
+
+def _release_at_exit() -> None:
+    """Drops the registered encodings before the interpreter tears down the native module, so
+    their native encoders are freed in order rather than reported as leaked at exit."""
+    _encodings.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+atexit.register(_release_at_exit)
 
 
 def list_encoding_names() -> list[str]:

@@ -138,8 +138,9 @@ class AddedVocabulary:
             keys = [k for k, t in table.items() if not t.special or allowed == "all" or t.content in allowed]
             keys.sort(key=len, reverse=True)  # alternation is leftmost-first: longest first gives leftmost-longest
             hit = (regex.compile("|".join(map(regex.escape, keys))) if keys else None, table)
-            if len(self._cache) < 256:
-                self._cache[key] = hit
+            if len(self._cache) >= 16:  # bounded; no lock (fork-safe): a race only compiles twice
+                self._cache.clear()
+            self._cache[key] = hit
         return hit
 
     def split(self, text: str, allowed, *, normalized: bool = False) -> list[tuple[str, int | None]]:

@@ -27,7 +27,6 @@ match them as Hugging Face does) and whether decode skips special tokens (`skip_
 from __future__ import annotations
 
 import functools
-import threading
 from typing import AbstractSet, Collection, Iterable, Iterator, Literal, Mapping, Sequence
 
 import numpy as np
@@ -148,7 +147,6 @@ class Tokenizer:
         elif self.token_to_id(pad_token) is None:
             raise ValueError(f"the pad token {pad_token!r} is not in the vocabulary")
         self.pad_token = pad_token
-        self._lock = threading.Lock()
         self._plan()
 
     # ----------------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ import sys
 from collections import Counter
 from typing import Iterable, Mapping, Sequence, Union
 
-from . import _core, patterns
+from . import _core, patterns, regex_budget
 from .tokenizer import Tokenizer
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -176,6 +176,10 @@ def train_bpe_from_counts(
 # Arguments
 
 
+# Ids are 32-bit in the native core, and 2**32 - 1 marks "no token".
+MAX_VOCAB_SIZE = 2**32 - 1
+
+
 class _Plan:
     """The checked arguments shared by both entry points, and the merge stage."""
 
@@ -201,6 +205,8 @@ class _Plan:
                 f"vocab_size must be at least 256 (the byte tokens) + {len(specials)} (the special tokens) "
                 f"= {256 + len(specials)}, got {vocab_size}"
             )
+        if vocab_size > MAX_VOCAB_SIZE:
+            raise ValueError(f"vocab_size must be at most {MAX_VOCAB_SIZE} (ids are 32-bit), got {vocab_size}")
         self.num_merges = vocab_size - 256 - len(specials)
         if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 1:
             raise ValueError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
@@ -391,7 +397,7 @@ class _Counting:
     def _count_str(self, text: str) -> None:
         stretches = self.special_re.split(text) if self.special_re is not None else [text]
         for stretch in stretches:
-            self.table.update(m.group() for m in self.split.finditer(stretch))  # whole matches, whatever the groups
+            self.table.update(m.group() for m in regex_budget.finditer(self.split, stretch))  # whole matches, whatever the groups
 
     def finish(self):
         if not self.native:

@@ -36,8 +36,10 @@ def parse_json(data: bytes, source):
         return json.loads(data, object_pairs_hook=_no_duplicates)
     except _DuplicateKey as e:
         fail(source, None, f"the key {e.args[0]!r} appears twice in one JSON object")
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except ValueError as e:  # not JSON, not UTF-8, or an integer of more than 4300 digits
         fail(source, None, f"not valid JSON ({e})")
+    except RecursionError:
+        fail(source, None, "not a tokenizer file: JSON nested too deeply")
 
 
 def to_chars(b: bytes) -> str:

@@ -23,10 +23,11 @@ Character-level files (with `</w>`, not byte-level) are read by char_bpe_files.p
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
-from ..vocab_cache import write_atomic
+from ..vocab_cache import write_atomic_group
 from ._common import BYTE_TO_CHAR, CHAR_TO_BYTE, build, check_every_byte, explicit_merges, fail, parse_json, to_chars
 
 FORMATS = {"gpt2": ("encoder.json", "vocab.bpe"), "vocab_merges": ("vocab.json", "merges.txt")}
@@ -40,6 +41,43 @@ def companion(path: Path) -> Path | None:
             if path.name.endswith(mine):
                 return path.with_name(path.name[: -len(mine)] + other)
     return None
+
+
+# The two files of a pair are renamed into place one after the other; a save killed between the two
+# renames would leave a new merges file beside an old vocabulary. So the merges header names the
+# vocabulary it was written with ("#version: 0.2 vocab:<fingerprint>": GPT-2's, HF's and
+# transformers' readers all skip the whole first line), and reading checks it.
+_VOCAB_TAG = " vocab:"
+
+
+def vocab_fingerprint(vocab: dict) -> str:
+    """A short hash of a token -> id table, independent of how the JSON was laid out."""
+    h = hashlib.sha256()
+    for token, i in sorted(vocab.items(), key=lambda kv: (kv[1], kv[0])):
+        h.update(f"{i}\t{token}\n".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:16]
+
+
+def merges_header(vocab: dict) -> str:
+    return f"#version: 0.2{_VOCAB_TAG}{vocab_fingerprint(vocab)}"
+
+
+def check_pair(vocab: dict, vocab_path: Path, merges_data: bytes, merges_path: Path) -> None:
+    """Refuses a merges file written by tokenforge with another vocabulary (an interrupted save)."""
+    first = merges_data[:200].split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
+    if first.startswith("#version") and _VOCAB_TAG in first:
+        written_with = first.split(_VOCAB_TAG, 1)[1].strip()
+        if written_with != vocab_fingerprint(vocab):
+            fail(merges_path, "line 1", f"written for another vocabulary than {vocab_path.name} (fingerprint "
+                                        f"{written_with}, the file has {vocab_fingerprint(vocab)}): the two files "
+                                        "are not a pair (an interrupted save?); save the tokenizer again")
+
+
+def write_pair(vocab_path: Path, vocab: dict, merges_path: Path, merge_lines: list[str]) -> None:
+    """Writes vocab.json + merges.txt, both complete on disk before either is renamed into place."""
+    merges_text = "".join(line + "\n" for line in [merges_header(vocab)] + merge_lines)
+    write_atomic_group({vocab_path: json.dumps(vocab, ensure_ascii=False).encode("utf-8"),
+                        merges_path: merges_text.encode("utf-8")})
 
 
 def looks_like_vocab(obj) -> bool:
@@ -107,6 +145,7 @@ def parse_merges(data: bytes, source) -> list[tuple[str, str]]:
 
 
 def _load(vocab_path: Path, vocab: dict, merges_path: Path, merges_data: bytes, overrides: dict):
+    check_pair(vocab, vocab_path, merges_data, merges_path)
     pairs = parse_merges(merges_data, merges_path)
     from . import char_bpe_files
 
@@ -194,6 +233,4 @@ def save(tok, path, format: str) -> None:
             raise ValueError(f"{format}: the special token {s!r} is spelled like a byte-level token")
         vocab[s] = i
     vocab = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
-    lines = ["#version: 0.2"] + [f"{to_chars(a)} {to_chars(b)}" for a, b in merges]
-    write_atomic(vocab_path, json.dumps(vocab, ensure_ascii=False).encode("utf-8"))
-    write_atomic(merges_path, ("\n".join(lines) + "\n").encode("utf-8"))
+    write_pair(vocab_path, vocab, merges_path, [f"{to_chars(a)} {to_chars(b)}" for a, b in merges])

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..vocab_cache import write_atomic
 from ._common import fail
 
 MARKERS = ("</w>", "</eow>")
@@ -90,7 +89,7 @@ def load(vocab_path: Path, vocab: dict, merges_path: Path, pairs: list[tuple[str
 def save(tok, path) -> None:
     from .. import pre_tokenizers as P
     from ..models import CharBPE
-    from .bpe_files import paths
+    from .bpe_files import paths, write_pair
 
     m = getattr(tok, "model", None)
     if not isinstance(m, CharBPE):
@@ -118,7 +117,4 @@ def save(tok, path) -> None:
         if any(c.isspace() for c in a + b):
             raise ValueError(f"vocab_merges: the merge ({a!r}, {b!r}) holds whitespace, which merges.txt cannot")
     vocab_path, merges_path = paths(path, "vocab_merges")
-    import json
-
-    write_atomic(vocab_path, json.dumps(dict(sorted(m.vocab.items(), key=lambda kv: kv[1])), ensure_ascii=False).encode("utf-8"))
-    write_atomic(merges_path, ("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in m.merges)).encode("utf-8"))
+    write_pair(vocab_path, dict(sorted(m.vocab.items(), key=lambda kv: kv[1])), merges_path, [f"{a} {b}" for a, b in m.merges])

@@ -23,7 +23,7 @@ import json
 
 import regex
 
-from .. import patterns
+from .. import patterns, regex_budget
 from ..vocab_cache import write_atomic
 from ._common import CHAR_TO_BYTE, build, check_every_byte, check_hf_envelope, explicit_merges, fail, from_chars, to_chars
 
@@ -319,6 +319,7 @@ def _added_tokens(source, tokens, normalizer) -> dict[str, int]:
     if not isinstance(tokens, list):
         fail(source, "added_tokens", "not a list")
     special: dict[str, int] = {}
+    ids_seen: set[int] = set()
     kinds: dict[str, bool] = {}
     for n, t in enumerate(tokens):
         where = f"added_tokens[{n}]"
@@ -335,8 +336,9 @@ def _added_tokens(source, tokens, normalizer) -> dict[str, int]:
                                                 "normalized text, tokenforge in the text as given")
         if t["content"] in special:
             fail(source, where, f"{t['content']!r} appears twice")
-        if i in special.values():
+        if i in ids_seen:
             fail(source, f"{where}.id", f"duplicate id {i}")
+        ids_seen.add(i)
         special[t["content"]] = i
         kinds[t["content"]] = bool(t.get("normalized"))
     # HF finds the tokens that are not `normalized` first, then the others in what is left; one
@@ -352,26 +354,26 @@ def _added_tokens(source, tokens, normalizer) -> dict[str, int]:
 def _check_added_ids(source, tokens, vocab: dict) -> None:
     """tokenizers keeps the id of an added token only if the token is in model.vocab; it numbers
     the others itself, in file order, from len(model.vocab) (or one past the largest so far)."""
-    assigned: list[int] = []
+    top = -1  # the largest id assigned so far
     for n, t in enumerate(tokens):
         if t["content"] in vocab:
-            assigned.append(vocab[t["content"]])
+            top = max(top, vocab[t["content"]])
             continue
-        top = max(assigned, default=-1)
         hf_id = top + 1 if top >= len(vocab) else len(vocab)
         if t["id"] != hf_id:
             fail(source, f"added_tokens[{n}].id", f"{t['id']}, but tokenizers numbers {t['content']!r} {hf_id} "
                                                   "(a token not in model.vocab gets the next free number)")
-        assigned.append(hf_id)
+        top = max(top, hf_id)
 
 
 def _piece_spelled(s: str, pattern: str) -> str | None:
-    """The text of a piece of `pattern` whose byte-level spelling is s, if there can be one."""
+    """The text of a piece of `pattern` whose byte-level spelling is s, if there can be one (the
+    file's own pattern on the file's own tokens: in bounded time, both may be hostile)."""
     try:
         text = bytes(CHAR_TO_BYTE[c] for c in s).decode("utf-8")
     except (KeyError, UnicodeDecodeError):
         return None
-    return text if regex.fullmatch(f"(?:{pattern})", text) else None
+    return text if regex_budget.fullmatch(regex.compile(f"(?:{pattern})"), text) else None
 
 
 def _overlap(a: str, b: str) -> bool:

@@ -47,8 +47,9 @@ def parse(data: bytes, source) -> dict[bytes, int]:
             b = base64.b64decode(parts[0], validate=True)
         except ValueError:
             fail(source, f"line {lineno}", f"{parts[0][:80].decode('ascii', 'replace')!r} is not valid base64")
-        if not parts[1].isdigit():
-            fail(source, f"line {lineno}", f"the rank {parts[1][:20].decode('ascii', 'replace')!r} is not a non-negative integer")
+        if not parts[1].isdigit() or len(parts[1]) > 10:  # ids are 32-bit: at most 10 digits
+            fail(source, f"line {lineno}", f"the rank {parts[1][:20].decode('ascii', 'replace')!r} is not a non-negative "
+                                           "integer below 2**32")
         rank = int(parts[1])
         if not b:
             fail(source, f"line {lineno}", "empty token")

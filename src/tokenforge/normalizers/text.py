@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .. import _hf_unicode
+from .. import _hf_unicode, regex_budget
 from ..stage import char_class
 from .base import Normalizer
 
@@ -74,7 +74,10 @@ class Replace(Normalizer):
     def normalize(self, text: str) -> str:
         if self._re is None:
             return text.replace(self.pattern, self.content)
-        return self._re.sub(lambda m: self.content, text)
+        try:  # in bounded time: the pattern may come from an untrusted file
+            return self._re.sub(lambda m: self.content, text, timeout=regex_budget.budget(len(text)))
+        except TimeoutError:
+            raise regex_budget.too_slow(self.pattern) from None
 
     def to_dict(self) -> dict:
         return {"type": self.kind, "pattern": {"String" if self.literal else "Regex": self.pattern}, "content": self.content}

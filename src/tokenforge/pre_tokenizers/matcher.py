@@ -13,7 +13,7 @@ import functools
 
 import regex
 
-from .. import _core
+from .. import _core, regex_budget
 
 
 class RegexMatcher:
@@ -27,11 +27,12 @@ class RegexMatcher:
         self.pattern = pat_str
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        # finditer, not findall: with capture groups, findall gives the groups, not the pieces.
-        return [m.span() for m in self._re.finditer(text)]
+        # finditer, not findall: with capture groups, findall gives the groups, not the pieces; in
+        # bounded time (regex_budget): the pattern may come from an untrusted file.
+        return [m.span() for m in regex_budget.finditer(self._re, text)]
 
     def split(self, text: str) -> list[str]:
-        return [m.group() for m in self._re.finditer(text)]
+        return [m.group() for m in regex_budget.finditer(self._re, text)]
 
 
 @functools.lru_cache(maxsize=64)

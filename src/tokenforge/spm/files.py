@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 from .model_file import BPE, BYTE, CHAR, CONTROL, NORMAL, UNIGRAM, UNKNOWN, WORD, ModelFile, Piece
+
+_BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 
 MODEL_NAMES = {UNIGRAM: "unigram", BPE: "sp_bpe", WORD: "sp_word", CHAR: "sp_char"}
 
@@ -149,7 +152,7 @@ def from_hf(obj: dict, *, source: str = "<tokenizer.json>"):
     for i, (piece, score) in enumerate(vocab):
         if i == unk_id:
             kind = UNKNOWN
-        elif piece.startswith("<0x") and len(piece) == 6 and piece.endswith(">") and model.get("byte_fallback"):
+        elif model.get("byte_fallback") and _BYTE_PIECE.fullmatch(piece):  # HF looks up exactly "<0x%02X>"
             kind = BYTE
         elif i in special:
             kind = CONTROL
@@ -170,10 +173,13 @@ def from_hf(obj: dict, *, source: str = "<tokenizer.json>"):
 
 
 def save_hf(tok, path) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(to_hf(tok), f, ensure_ascii=False, indent=1)
+    from ..vocab_cache import write_atomic
+
+    write_atomic(path, json.dumps(to_hf(tok), ensure_ascii=False, indent=1).encode("utf-8"))
 
 
 def load_hf(path):
-    with open(path, encoding="utf-8") as f:
-        return from_hf(json.load(f), source=str(path))
+    from ..formats._common import parse_json
+
+    with open(path, "rb") as f:
+        return from_hf(parse_json(f.read(), path), source=str(path))

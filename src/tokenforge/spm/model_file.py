@@ -9,6 +9,7 @@ ModelProto) and the `self_test_data` / `denormalizer_spec` contents (kept as raw
 
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass, field
 
@@ -90,12 +91,31 @@ def fields(data: bytes) -> list[tuple[int, int, object]]:
     return out
 
 
-def _last(fs, number, default):
+def _last(fs, number: int, wire: int, default):
+    """The last value of a field, as protobuf keeps it for a non-repeated field. A field written with
+    another wire type than the schema's is skipped, as protobuf's parser keeps it as an unknown
+    field (so a varint where a string belongs can never become `bytes(<huge int>)`)."""
     value = default
-    for num, _, v in fs:
-        if num == number:
+    for num, w, v in fs:
+        if num == number and w == wire:
             value = v
     return value
+
+
+def _bool(fs, number: int, default: bool) -> bool:
+    return bool(_last(fs, number, 0, int(default)))
+
+
+def _text(fs, number: int, default: str, what: str) -> str:
+    raw = _last(fs, number, 2, None)
+    return default if raw is None else _utf8(raw, what)
+
+
+def _utf8(raw: bytes, what: str) -> str:
+    try:
+        return bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtobufError(f"{what} is not UTF-8") from None
 
 
 def _f32(raw: bytes) -> float:
@@ -107,49 +127,80 @@ def _signed32(v: int) -> int:
     return v - (1 << 32) if v >= 1 << 31 else v
 
 
+_PIECE_TYPES = (NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE)
+_MODEL_TYPES = tuple(MODEL_TYPE_NAMES)
+
+
+def _piece(i: int, message: bytes) -> Piece:
+    pf = fields(message)
+    text = _text(pf, 1, "", f"piece {i}")
+    score = _f32(_last(pf, 2, 5, b"\0\0\0\0"))
+    # protobuf reads an enum as its low 32 bits; a value outside the enum is kept as an unknown field,
+    # which leaves the default type (sentencepiece loads such a piece as a normal one)
+    kind = _signed32(_last(pf, 3, 0, NORMAL))
+    if kind not in _PIECE_TYPES:
+        kind = NORMAL
+    if not math.isfinite(score):
+        raise ProtobufError(f"piece {i} has a score that is not a finite number ({score})")
+    if "\0" in text:
+        raise ProtobufError(f"piece {i} contains a NUL character")
+    return Piece(piece=text, score=score, type=kind)
+
+
+def _check_unique(pieces: list[Piece]) -> None:
+    """sentencepiece refuses a piece text defined twice, among the normal pieces (normal,
+    user-defined, unused) and among the reserved ones (unknown, control, byte)."""
+    seen: dict[tuple[bool, str], int] = {}
+    for i, p in enumerate(pieces):
+        key = (p.type in (NORMAL, USER_DEFINED, UNUSED), p.piece)
+        if key in seen:
+            raise ProtobufError(f"piece {i} ({p.piece!r}) is already defined (piece {seen[key]})")
+        seen[key] = i
+
+
 def parse(data: bytes) -> ModelFile:
-    """Parses the bytes of a `.model` file."""
+    """Parses the bytes of a `.model` file. Memory stays proportional to the file: every length is
+    checked against the bytes present before anything is sliced."""
     try:
         top = fields(data)
-        pieces = []
+        pieces: list[Piece] = []
         for num, wire, value in top:
-            if num == 1:
-                if wire != 2:
-                    raise ProtobufError("pieces: not a message")
-                pf = fields(value)
-                pieces.append(
-                    Piece(
-                        piece=bytes(_last(pf, 1, b"")).decode("utf-8"),
-                        score=_f32(_last(pf, 2, b"\0\0\0\0")),
-                        type=_last(pf, 3, NORMAL),
-                    )
-                )
-        trainer = bytes(_last(top, 2, b""))
-        normalizer = bytes(_last(top, 3, b""))
-        tf, nf = fields(trainer), fields(normalizer)
-    except (ProtobufError, UnicodeDecodeError, struct.error) as e:
+            if num == 1 and wire == 2:
+                pieces.append(_piece(len(pieces), value))
+        _check_unique(pieces)
+        tf = fields(_last(top, 2, 2, b""))
+        nf = fields(_last(top, 3, 2, b""))
+        model_type = _last(tf, 3, 0, UNIGRAM)
+        if model_type not in _MODEL_TYPES:
+            raise ProtobufError(f"unknown model type {model_type}")
+        model = ModelFile(
+            pieces=pieces,
+            model_type=model_type,
+            byte_fallback=_bool(tf, 35, False),
+            treat_whitespace_as_suffix=_bool(tf, 24, False),
+            unk_surface=_text(tf, 44, " \u2047 ", "unk_surface"),
+            normalizer_name=_text(nf, 1, "", "normalizer name"),
+            precompiled_charsmap=bytes(_last(nf, 2, 2, b"")),
+            add_dummy_prefix=_bool(nf, 3, True),
+            remove_extra_whitespaces=_bool(nf, 4, True),
+            escape_whitespaces=_bool(nf, 5, True),
+            raw_trainer_spec=bytes(_last(top, 2, 2, b"")),
+            raw_normalizer_spec=bytes(_last(top, 3, 2, b"")),
+        )
+    except (ProtobufError, struct.error) as e:
         raise ValueError(f"not a SentencePiece model file ({e})") from None
     if not pieces:
         raise ValueError("not a SentencePiece model file (no pieces)")
-    return ModelFile(
-        pieces=pieces,
-        model_type=_last(tf, 3, UNIGRAM),
-        byte_fallback=bool(_last(tf, 35, 0)),
-        treat_whitespace_as_suffix=bool(_last(tf, 24, 0)),
-        unk_surface=bytes(_last(tf, 44, " \u2047 ".encode())).decode("utf-8"),
-        normalizer_name=bytes(_last(nf, 1, b"")).decode("utf-8"),
-        precompiled_charsmap=bytes(_last(nf, 2, b"")),
-        add_dummy_prefix=bool(_last(nf, 3, 1)),
-        remove_extra_whitespaces=bool(_last(nf, 4, 1)),
-        escape_whitespaces=bool(_last(nf, 5, 1)),
-        raw_trainer_spec=trainer,
-        raw_normalizer_spec=normalizer,
-    )
+    return model
 
 
 def read(path) -> ModelFile:
     with open(path, "rb") as f:
-        return parse(f.read())
+        data = f.read()
+    try:
+        return parse(data)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
 
 
 # --- writing -------------------------------------------------------------------------------------

@@ -106,7 +106,8 @@ class SentencePieceTokenizer(Tokenizer):
         return mf.to_bytes(self.model.model)
 
     def save_model(self, path) -> None:
-        """Writes a sentencepiece `.model` file."""
+        """Writes a sentencepiece `.model` file (through a temporary file: a full disk leaves the old
+        file as it was)."""
         from ..vocab_cache import write_atomic
 
         write_atomic(path, self.to_model_bytes())

@@ -116,6 +116,9 @@ _SPACE_AT_START = regex.compile(r"\s*")
 class AddedVocabulary:
     """Finds added tokens in text, as Hugging Face's AddedVocabulary does."""
 
+    # How many compiled matchers (one per set of allowed special tokens) are kept.
+    MAX_CACHED = 16
+
     def __init__(self, tokens: list[AddedToken], normalize=None):
         self.tokens = list(tokens)
         self._normalize = normalize
@@ -138,7 +141,7 @@ class AddedVocabulary:
             keys = [k for k, t in table.items() if not t.special or allowed == "all" or t.content in allowed]
             keys.sort(key=len, reverse=True)  # alternation is leftmost-first: longest first gives leftmost-longest
             hit = (regex.compile("|".join(map(regex.escape, keys))) if keys else None, table)
-            if len(self._cache) >= 16:  # bounded; no lock (fork-safe): a race only compiles twice
+            if len(self._cache) >= self.MAX_CACHED:  # bounded; no lock (fork-safe): a race only compiles twice
                 self._cache.clear()
             self._cache[key] = hit
         return hit

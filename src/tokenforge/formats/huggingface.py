@@ -388,7 +388,10 @@ def to_json(tok) -> dict:
     """The tokenizer.json object for a tokenforge tokenizer (loadable by `tokenizers`)."""
     state = tok._state()
     ranks = state["mergeable_ranks"]
-    merges, ignore_merges = explicit_merges(tok)
+    try:
+        merges, ignore_merges = explicit_merges(tok)
+    except ValueError:  # tiktoken ranks with tokens that no merge of lower-ranked ones makes (Llama 3)
+        merges, ignore_merges = all_pair_merges(ranks), True
     pattern = state["pattern"]
     vocab = {to_chars(b): i for b, i in ranks.items()}
     # Special tokens go in model.vocab too: tokenizers keeps an added token's id only if it is there.
@@ -437,6 +440,21 @@ def to_json(tok) -> dict:
             "merges": [f"{to_chars(a)} {to_chars(b)}" for a, b in merges],
         },
     }
+
+
+def all_pair_merges(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
+    """tiktoken's rule as a merge list: every pair of tokens whose concatenation is a token, ranked
+    by that token's rank. Hugging Face's BPE then merges, at each step, the pair whose concatenation
+    has the lowest rank, which is tiktoken's step; with ignore_merges a piece that is a token stays
+    whole, as tiktoken keeps it. (Only adjacent equal concatenations from different splits, as
+    "ab"+"a" next to "a"+"ba", could order differently.)"""
+    merges = []
+    for token, _ in sorted(ranks.items(), key=lambda kv: kv[1]):
+        for k in range(1, len(token)):
+            a, b = token[:k], token[k:]
+            if a in ranks and b in ranks:
+                merges.append((a, b))
+    return merges
 
 
 def _to_hf(pattern: str) -> str:

@@ -116,7 +116,8 @@ def load_foreign(path, data: bytes, **overrides):
 _FEATURE_REFUSALS = ("not supported", "TemplateProcessing adds", "ignore=", "with a normalizer", "must be false",
                      "must be true", "a Split must be followed", "tokenforge reads", "Sequence of several",
                      "tokenforge makes no special token", "not the decoder of", "can make a piece containing",
-                     "adds no tokens outside the model", "without ByteLevel", "byte fallback")
+                     "adds no tokens outside the model", "without ByteLevel", "byte fallback",
+                     "without the normalizer stripping", "which Metaspace(split=true) never", "is not Metaspace")
 
 
 def _load_huggingface(path, obj, overrides):

@@ -443,6 +443,10 @@ def _load_unigram(source, obj, ignore):
             raise
         fail(source, "model", str(e))
     tok.name = (source.parent.name if source.stem == "tokenizer" else source.stem) or "tokenizer"
+    if "decoder" not in ignore:  # decode as tokenizers does (the file's Metaspace), not as sentencepiece
+        from .. import decoders
+
+        tok.decoder = decoders.from_dict(obj.get("decoder"))
     return tok
 
 

@@ -33,7 +33,16 @@ def _byte_level(tok) -> bool:
 
 
 def _save_huggingface(tok, path):
-    return huggingface.save(tok, path) if _byte_level(tok) else hf_families.save(tok, path)
+    """The writers of common shapes first (they keep files as before); a tokenizer they cannot
+    express goes through hf_stages (each stage as tokenizers' component)."""
+    try:
+        return huggingface.save(tok, path) if _byte_level(tok) else hf_families.save(tok, path)
+    except ValueError as e:
+        first = e
+    try:
+        return hf_stages.save(tok, path)
+    except ValueError:
+        raise first from None
 
 
 def _save_vocab_merges(tok, path):

@@ -262,3 +262,107 @@ def _unigram(source, node):
     # The pieces the pre-tokenizer gives are segmented as they are: no normalization, no "▁" rules.
     return SentencePiece(mf.ModelFile(pieces=pieces, model_type=mf.UNIGRAM, byte_fallback=byte_fallback,
                                       add_dummy_prefix=False, remove_extra_whitespaces=False, escape_whitespaces=False))
+
+
+# --------------------------------------------------------------------------------------------------
+# Writing: any Tokenizer whose stages are Hugging Face's components
+
+
+def _check_json_stage(d, where: str) -> None:
+    """Stages tokenforge has and tokenizers lacks are refused by name; regexes must read the same in
+    Oniguruma."""
+    from .huggingface import _TO_HF, _dialect_problem
+
+    if isinstance(d, dict):
+        kind = d.get("type")
+        if kind in ("Regex", "None", "CollapseWhitespace", "Model", "SentencePiece"):
+            raise ValueError(f"cannot write tokenizer.json: {where} is tokenforge's {kind!r}, which tokenizers does not have")
+        if kind == "StripAccents" and d.get("decompose"):
+            raise ValueError(f"cannot write tokenizer.json: {where}: StripAccents(decompose=True) (write NFD then StripAccents)")
+        pat = d.get("pattern")
+        if isinstance(pat, dict) and isinstance(pat.get("Regex"), str):
+            pat["Regex"] = _TO_HF.get(pat["Regex"], pat["Regex"])
+            problem = _dialect_problem(pat["Regex"])
+            if problem:
+                raise ValueError(f"cannot write tokenizer.json: {where}.pattern: {problem}")
+        for key, value in d.items():
+            if isinstance(value, (dict, list)):
+                _check_json_stage(value, f"{where}.{key}")
+    elif isinstance(d, list):
+        for i, value in enumerate(d):
+            _check_json_stage(value, f"{where}[{i}]")
+
+
+def _model_json(model) -> dict:
+    from ..byte_alphabet import to_chars
+
+    if isinstance(model, ByteBPE):
+        merges = model.merges_given
+        if merges is None:
+            from .huggingface import all_pair_merges
+
+            try:
+                merges = model.merges
+            except ValueError:
+                merges = all_pair_merges(model.ranks)
+        return {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": model.ignore_merges,
+                "vocab": {to_chars(b): i for b, i in sorted(model.ranks.items(), key=lambda kv: kv[1])},
+                "merges": [[to_chars(a), to_chars(b)] for a, b in merges]}
+    if isinstance(model, BPE):
+        return {"type": "BPE", "dropout": model.dropout, "unk_token": model.unk_token,
+                "continuing_subword_prefix": model.prefix, "end_of_word_suffix": model.suffix, "fuse_unk": model.fuse_unk,
+                "byte_fallback": model.byte_fallback, "ignore_merges": model.ignore_merges,
+                "vocab": dict(sorted(model.vocab.items(), key=lambda kv: kv[1])), "merges": [list(m) for m in model.merges]}
+    if isinstance(model, WordPiece):
+        return {"type": "WordPiece", "unk_token": model.unk_token, "continuing_subword_prefix": model.prefix,
+                "max_input_chars_per_word": model.max_input_chars_per_word,
+                "vocab": dict(sorted(model.vocab.items(), key=lambda kv: kv[1]))}
+    if isinstance(model, WordLevel):
+        return {"type": "WordLevel", "unk_token": model.unk_token, "vocab": dict(sorted(model.vocab.items(), key=lambda kv: kv[1]))}
+    if isinstance(model, SentencePiece):
+        m = model.model
+        if m.model_type != mf.UNIGRAM or m.precompiled_charsmap or m.add_dummy_prefix or m.remove_extra_whitespaces \
+                or m.escape_whitespaces:
+            raise ValueError("cannot write tokenizer.json: a sentencepiece model with its own normalizer is written by "
+                             "SentencePieceTokenizer's writer (hf_families.py)")
+        return {"type": "Unigram", "unk_id": model.unk_id, "byte_fallback": m.byte_fallback,
+                "vocab": [[p.piece, p.score] for p in m.pieces]}
+    raise ValueError(f"cannot write tokenizer.json: tokenizers has no {getattr(model, 'kind', type(model).__name__)!r} model")
+
+
+def to_json(tok) -> dict:
+    """The tokenizer.json object of a Tokenizer made of tokenizers' components."""
+    if tok._default_allowed != "all":
+        # tokenizers always matches added tokens in the text: a file cannot say "leave them as text"
+        if any(t.special for t in tok.added_tokens) and tok._default_disallowed != "all":
+            raise ValueError("cannot write tokenizer.json: tokenizers would match this tokenizer's special tokens in the "
+                             "text, which it leaves as text")
+    obj = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [t.to_dict() for t in sorted(tok.added_tokens, key=lambda t: t.id)],
+        "normalizer": None if tok.normalizer is None else tok.normalizer.to_dict(),
+        "pre_tokenizer": None if isinstance(tok.pre_tokenizer, pre_tokenizers.NoPreTokenizer) else tok.pre_tokenizer.to_dict(),
+        "post_processor": None if tok.post_processor is None else tok.post_processor.to_dict(),
+        "decoder": None if tok.decoder is None else tok.decoder.to_dict(),
+        "model": _model_json(tok.model),
+    }
+    for key in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
+        _check_json_stage(obj[key], key)
+    # tokenizers keeps an added token's id only if the token is in model.vocab: put them there
+    vocab = obj["model"]["vocab"]
+    if isinstance(vocab, dict):
+        for t in tok.added_tokens:
+            if vocab.get(t.content, t.id) != t.id:
+                raise ValueError(f"cannot write tokenizer.json: the added token {t.content!r} ({t.id}) is spelled like "
+                                 f"the model's token {vocab[t.content]}")
+            vocab.setdefault(t.content, t.id)
+    return obj
+
+
+def save(tok, path) -> None:
+    import json
+
+    from ..vocab_cache import write_atomic
+
+    write_atomic(path, json.dumps(to_json(tok), ensure_ascii=False, indent=2).encode("utf-8"))

@@ -386,6 +386,10 @@ def _overlap(a: str, b: str) -> bool:
 
 def to_json(tok) -> dict:
     """The tokenizer.json object for a tokenforge tokenizer (loadable by `tokenizers`)."""
+    from .. import decoders
+
+    if tok.post_processor is not None or not isinstance(tok.decoder, decoders.ByteLevel):
+        raise ValueError("the byte-level shorthand has no post-processor and the ByteLevel decoder (hf_stages writes the rest)")
     state = tok._state()
     ranks = state["mergeable_ranks"]
     try:

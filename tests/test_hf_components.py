@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import json
+import pickle
 
 import pytest
 
@@ -213,6 +214,13 @@ def test_component_matches_tokenizers(tmp_path, gpt2, words, lines, name):
     assert tok.encode_batch(texts) == want
     assert [tok.decode(ids) for ids in want] == [ref.decode(ids) for ids in want]
     assert [tok.decode(ids, skip_special_tokens=False) for ids in want] == [ref.decode(ids, skip_special_tokens=False) for ids in want]
+    # tokenforge's own file and pickle keep every stage
+    tok.save(tmp_path / "own.json")
+    back = tokenforge.load(tmp_path / "own.json")
+    again_pickled = pickle.loads(pickle.dumps(tok))
+    if "dropout" not in name:
+        assert [back.encode(t) for t in texts] == want and [again_pickled.encode(t) for t in texts] == want
+        assert [back.decode(ids) for ids in want] == [ref.decode(ids) for ids in want]
     # and written back: tokenizers reads tokenforge's file with the same ids
     if "dropout" not in name:
         tok.save(tmp_path / "again" / "tokenizer.json" if False else tmp_path / "again.json", format="huggingface")

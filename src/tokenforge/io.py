@@ -47,9 +47,13 @@ def to_dict(tok) -> dict:
         raise TypeError(f"cannot save a {type(tok).__name__}")
     envelope = {"format": FORMAT_NAME, "version": FORMAT_VERSION}
     if isinstance(tok, SentencePieceTokenizer):  # "model": "unigram" / "sp_bpe" / ... (spm/files.py)
+        from .models.sentencepiece import SentencePieceDecoder
         from .spm import files
 
-        return files.to_dict(tok, envelope)
+        d = files.to_dict(tok, envelope)
+        if not isinstance(tok.decoder, SentencePieceDecoder):  # a tokenizer.json's own decoder (Metaspace)
+            d["decoder"] = None if tok.decoder is None else tok.decoder.to_dict()
+        return d
     if isinstance(tok.model, ByteBPE):
         try:
             state = tok._state()
@@ -70,7 +74,11 @@ def to_dict(tok) -> dict:
                 "merges": None if merges is None else [[ranks[a], ranks[b]] for a, b in merges],
                 **_policy(tok),
             }
-    return {**envelope, "model": tok.model.kind, "name": tok.name, **_stages(tok), **tok.model.to_dict()}
+    body = tok.model.to_dict()
+    if "model" in body:  # the sentencepiece model stage: its own kind and normalizer, renamed
+        body["sp_model"] = body.pop("model")
+        body["sp_normalizer"] = body.pop("normalizer")
+    return {**envelope, "model": tok.model.kind, "name": tok.name, **_stages(tok), **body}
 
 
 def _policy(tok) -> dict:
@@ -96,9 +104,7 @@ def _stages(tok) -> dict:
     }
     if not (isinstance(tok.decoder, ModelDecoder) and tok.decoder.model is tok.model):
         d["decoder"] = None if tok.decoder is None else tok.decoder.to_dict()
-    from .pipeline import PipelineTokenizer
-
-    if not isinstance(tok, PipelineTokenizer) or type(tok).__name__ not in _FAMILY_NAMES.values():
+    if True:  # the conventions and every added token, whatever the family
         d["added_tokens"] = [t.to_dict() for t in tok.added_tokens]
         d["allowed_special"] = "all" if tok._default_allowed == "all" else sorted(tok._default_allowed)
         d["disallowed_special"] = "all" if tok._default_disallowed == "all" else sorted(tok._default_disallowed)
@@ -166,10 +172,17 @@ def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
     if version != FORMAT_VERSION:
         fail("version", f"unsupported format version {version!r} (this tokenforge reads {FORMAT_VERSION})")
     if obj.get("model") in ("unigram", "sp_bpe", "sp_word", "sp_char"):  # SentencePiece-style models (spm/files.py)
+        from . import decoders
         from .spm import files
 
-        return files.from_dict(obj, source=source)
-    if obj.get("model") in OTHER_MODELS or obj.get("model") == "bpe" or (obj.get("model") == "byte_bpe" and "pattern" not in obj):
+        tok = files.from_dict(obj, source=source)
+        if "decoder" in obj:
+            try:
+                tok.decoder = decoders.from_dict(obj["decoder"])
+            except ValueError as e:
+                raise ValueError(f"{source}: {e}") from None
+        return tok
+    if obj.get("model") in (*OTHER_MODELS, "bpe", "sentencepiece") or (obj.get("model") == "byte_bpe" and "pattern" not in obj):
         if overrides:
             raise TypeError(f"{source}: a {obj['model']} tokenizer takes no overrides ({', '.join(overrides)})")
         try:
@@ -252,6 +265,12 @@ def _from_stages(obj: dict):
         model = ByteBPE({b: i for i, b in by_id.items()}, merges, fields.get("ignore_merges"))
     elif kind == "bpe":
         model = BPE.from_dict(fields)
+    elif kind == "sentencepiece":
+        from .models import SentencePiece
+        from .spm import files
+
+        model = SentencePiece(files.model_file_from_dict({**fields, "model": fields["sp_model"],
+                                                          "normalizer": fields["sp_normalizer"]}))
     else:
         model = KINDS[kind].from_dict(fields)
     stages = dict(normalizer=normalizers.from_dict(obj.get("normalizer")),
@@ -260,17 +279,23 @@ def _from_stages(obj: dict):
                   pad_token=obj.get("pad_token"), name=obj.get("name") or "tokenizer")
     if "decoder" in obj:
         stages["decoder"] = decoders.from_dict(obj["decoder"])
-    if "added_tokens" not in obj and kind in _FAMILY_NAMES:  # a pipeline family: its defaults
+    policy = {}
+    if "added_tokens" in obj:
+        allowed = obj.get("allowed_special", [])
+        disallowed = obj.get("disallowed_special", "all")
+        policy = dict(added_tokens=[AddedToken(**t) for t in obj["added_tokens"]], special_tokens=None,
+                      allowed_special=allowed if allowed == "all" else frozenset(allowed),
+                      disallowed_special=disallowed if disallowed == "all" else frozenset(disallowed),
+                      skip_special_tokens=bool(obj.get("skip_special_tokens", False)))
+    if kind in _FAMILY_NAMES:  # a pipeline family: its class and defaults, unless the file says otherwise
         cls = getattr(pipeline, _FAMILY_NAMES[kind])
         tok = pipeline.PipelineTokenizer.__new__(cls)
-        pipeline.PipelineTokenizer.__init__(tok, model, **stages)
+        pipeline.PipelineTokenizer.__init__(tok, model, **stages, **policy)
         return tok
-    allowed = obj.get("allowed_special", [])
-    disallowed = obj.get("disallowed_special", "all")
-    return Tokenizer(model, added_tokens=[AddedToken(**{k: v for k, v in t.items()}) for t in obj.get("added_tokens", [])],
-                     allowed_special=allowed if allowed == "all" else frozenset(allowed),
-                     disallowed_special=disallowed if disallowed == "all" else frozenset(disallowed),
-                     skip_special_tokens=bool(obj.get("skip_special_tokens", False)), **stages)
+    if not policy:
+        policy = dict(special_tokens=None)
+    policy.pop("special_tokens", None)
+    return Tokenizer(model, **policy, **stages)
 
 
 def _register() -> None:

@@ -847,6 +847,8 @@ class Tokenizer:
             raise ValueError(f"{self.name}: the normalizer {self._normalizer!r} is not a Unicode form")
         if not self._only_plain or any(not t.special for t in self._added):
             raise ValueError(f"{self.name}: added tokens with Hugging Face's flags have no byte-level shorthand")
+        if self._post is not None or not isinstance(self._decoder, _decoders.ByteLevel):
+            raise ValueError(f"{self.name}: a post-processor or a decoder other than ByteLevel has no byte-level shorthand")
         m = self._model
         return {
             "name": self.name,

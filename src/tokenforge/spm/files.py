@@ -38,6 +38,18 @@ def to_dict(tok, envelope: dict) -> dict:
 def from_dict(obj: dict, *, source: str = "<dict>"):
     from .tokenizer import SentencePieceTokenizer
 
+    model = model_file_from_dict(obj, source=source)
+    try:
+        tok = SentencePieceTokenizer(model)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{source}: {e}") from None
+    tok.name = obj.get("name") or "sentencepiece"
+    return tok
+
+
+def model_file_from_dict(obj: dict, *, source: str = "<dict>") -> ModelFile:
+    """The ModelFile of tokenforge's description of a sentencepiece model."""
+
     def fail(where, what):
         raise ValueError(f"{source}: {where}: {what}")
 
@@ -55,7 +67,7 @@ def from_dict(obj: dict, *, source: str = "<dict>"):
         pieces.append(Piece(entry[0], float(entry[1]), entry[2]))
     norm = obj.get("normalizer") or {}
     charsmap = norm.get("precompiled_charsmap")
-    model = ModelFile(
+    return ModelFile(
         pieces=pieces,
         model_type=model_type,
         byte_fallback=bool(obj.get("byte_fallback", False)),
@@ -67,12 +79,6 @@ def from_dict(obj: dict, *, source: str = "<dict>"):
         remove_extra_whitespaces=bool(norm.get("remove_extra_whitespaces", True)),
         escape_whitespaces=bool(norm.get("escape_whitespaces", True)),
     )
-    try:
-        tok = SentencePieceTokenizer(model)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{source}: {e}") from None
-    tok.name = obj.get("name") or "sentencepiece"
-    return tok
 
 
 # ---- Hugging Face tokenizer.json ------------------------------------------------------------------

@@ -24,6 +24,7 @@ def corpus(tmp_path, corpus_texts):
 
 def test_train_writes_tokenizer_and_listing(tmp_path, corpus, capsys):
     out = tmp_path / "out" / "tok.tokenforge"
+    out.parent.mkdir()
     rc = cli.main(["train", str(corpus), "-o", str(out), "--vocab-size", "400", "--special-token", EOT, "-q"])
     assert rc == 0
     tok = tokenforge.load(out)
@@ -51,7 +52,7 @@ def test_train_writes_tokenizer_and_listing(tmp_path, corpus, capsys):
 
 
 def _no_leftovers(folder) -> bool:
-    return not any(name.endswith(".tmp") for name in os.listdir(folder))
+    return not any(name.endswith((".tmp", ".partial")) for name in os.listdir(folder))
 
 
 def test_failed_training_writes_nothing(tmp_path, capsys):
@@ -81,11 +82,35 @@ def test_interrupted_save_leaves_no_partial_file(tmp_path, corpus, monkeypatch, 
     assert not out.exists() and _no_leftovers(tmp_path)
 
 
+def test_ctrl_c_while_renaming_keeps_tokenizer_and_listing_together(tmp_path, corpus, monkeypatch, capsys):
+    """A real SIGINT arriving between the renames of the tokenizer file and its listing waits until
+    both are in place (before, it could leave a new tokenizer beside no or an old listing)."""
+    import signal
+
+    out = tmp_path / "tok.tokenforge"
+    real_replace = os.replace
+
+    def replace_then_interrupt(src, dst):
+        real_replace(src, dst)
+        if str(src).endswith(".partial"):  # the final renames, not those inside each save
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C right after the first of them
+
+    monkeypatch.setattr(os, "replace", replace_then_interrupt)
+    rc = cli.main(["train", str(corpus), "-o", str(out), "--vocab-size", "300", "-q"])
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert rc == 130
+    tok = tokenforge.load(out)
+    listing = (tmp_path / "tok.tokenforge.vocab").read_text(encoding="utf-8").splitlines()
+    assert len([line for line in listing if not line.startswith("#")]) == tok.n_vocab
+    assert _no_leftovers(tmp_path)
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
         (["train", "missing.txt", "-o", "x.tokenforge", "--vocab-size", "300"], "missing.txt: no such file"),
-        (["train", "{corpus}", "-o", "x.tokenforge", "--vocab-size", "100"], "vocab_size must be at least 256"),
+        (["train", "{corpus}", "-o", "x.tokenforge", "--vocab-size", "100"], "--vocab-size must be at least 256"),
+        (["train", "{corpus}", "-o", "nowhere/x.tokenforge", "--vocab-size", "300"], "nowhere: no such folder for --output"),
         (["train", "{corpus}", "-o", "{tmp}", "--vocab-size", "300"], "is a directory"),
         (["train", "{tmp}", "-o", "x.tokenforge", "--vocab-size", "300"], "is a directory"),
     ],

@@ -1,14 +1,30 @@
-"""Dataset encoding: exact ids, document separators, dtype, atomic output, refusal, bad input."""
+"""Dataset encoding: exact ids on real text with tricky boundaries, every input format, shards,
+resume, validation split, atomic outputs, checked readers, bad input."""
 
+import errno
+import gzip
 import json
+import os
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import tokenforge
-from tokenforge import dataset
+from tokenforge import dataset, dataset_readers, outputs
 
 from conftest import MULTILINGUAL
+
+
+def expected_ids(tok, docs, eot):
+    return [i for d in docs for i in tok.encode_ordinary(d) + ([eot] if eot is not None else [])]
+
+
+@pytest.fixture(scope="module")
+def gpt2():
+    return tokenforge.get_encoding("gpt2")
 
 
 @pytest.fixture
@@ -22,58 +38,514 @@ def files(tmp_path, corpus_texts):
     return paths, list(texts.values())
 
 
+def leftovers(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
 @pytest.mark.parametrize("name,suffix,dtype", [("gpt2", ".bin", np.uint16), ("cl100k_base", ".npy", np.uint32)])
 def test_exact_ids_and_sidecar(tmp_path, files, name, suffix, dtype):
     paths, texts = files
     tok = tokenforge.get_encoding(name)
     out = tmp_path / f"train{suffix}"
     meta = dataset.encode_files(tok, paths, out, num_threads=2)
-    expected = [i for t in texts for i in tok.encode_ordinary(t) + [tok.eot_token]]
-    ids = dataset.read_ids(out)
+    expected = expected_ids(tok, texts, tok.eot_token)
+    ids = dataset.read_ids(out, verify=True)
     assert ids.dtype == dtype and ids.tolist() == expected
     assert meta["count"] == len(expected) and meta["dtype"] == np.dtype(dtype).name
     assert json.loads((tmp_path / f"train{suffix}.json").read_text()) == meta
-    assert [s["tokens"] for s in meta["sources"]] == [len(tok.encode_ordinary(t)) + 1 for t in texts]
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no leftovers
+    assert [s["tokens"] for s in meta["inputs"]] == [len(tok.encode_ordinary(t)) + 1 for t in texts]
+    assert leftovers(tmp_path) == []
+    if suffix == ".bin":  # one numpy call, as a training script does it
+        assert np.memmap(out, dtype=dtype, mode="r").tolist() == expected
+    else:
+        assert np.load(out, mmap_mode="r").tolist() == expected
 
 
-def test_separator_splits_documents(tmp_path, corpus_texts):
-    tok = tokenforge.get_encoding("gpt2")
+def test_separator_splits_documents(tmp_path, corpus_texts, gpt2):
     text = corpus_texts["tinystories"] * 3
     src = tmp_path / "stories.txt"
     src.write_text(text, encoding="utf-8")
-    dataset.encode_files(tok, [src], tmp_path / "out.bin", separator="<|endoftext|>")
-    docs = [d for d in text.split("<|endoftext|>")]
+    dataset.encode_files(gpt2, [src], tmp_path / "out.bin", separator="<|endoftext|>")
+    docs = text.split("<|endoftext|>")
     docs = docs[:-1] if docs[-1] == "" else docs
-    expected = [i for d in docs for i in tok.encode_ordinary(d) + [tok.eot_token]]
-    assert dataset.read_ids(tmp_path / "out.bin").tolist() == expected
+    assert dataset.read_ids(tmp_path / "out.bin").tolist() == expected_ids(gpt2, docs, gpt2.eot_token)
 
 
-def test_refuses_existing_output_and_overwrites_on_request(tmp_path, files):
+@pytest.mark.parametrize("separator", ["END OF DOC", "\n\n", "<|endoftext|>"])
+def test_separator_straddling_a_read_boundary_is_found(tmp_path, monkeypatch, corpus_texts, gpt2, separator):
+    """A separator with a space or newline used to be lost when it straddled a read boundary: the
+    safe cut fell inside it. Small blocks put it across a boundary at every offset."""
+    monkeypatch.setattr(dataset_readers, "BLOCK_BYTES", 64)
+    monkeypatch.setattr(dataset_readers, "CHUNK_CHARS", 64)
+    words = re.sub("\n+", "\n", corpus_texts["shakespeare"][:20_000])
+    docs = [words[k * 97:(k + 1) * 97 + k % 13].strip("\n") for k in range(60)]  # every offset against the blocks
+    src = tmp_path / "docs.txt"
+    src.write_text(separator.join(docs), encoding="utf-8")
+    dataset.encode_files(gpt2, [src], tmp_path / "out.bin", separator=separator)
+    assert dataset.read_ids(tmp_path / "out.bin").tolist() == expected_ids(gpt2, docs, gpt2.eot_token)
+
+
+def test_real_size_boundary(tmp_path, corpus_texts, gpt2):
+    """The same at the real block size: "END OF DOC" across the 1 MiB boundary."""
+    filler = (corpus_texts["shakespeare"] * 2)[: dataset_readers.BLOCK_BYTES - 4]
+    docs = [filler, "second document here", filler[:5000]]
+    src = tmp_path / "big.txt"
+    src.write_text("END OF DOC".join(docs), encoding="utf-8")
+    assert src.read_bytes().index(b"END OF DOC") == dataset_readers.BLOCK_BYTES - 4
+    dataset.encode_files(gpt2, [src], tmp_path / "out.bin", separator="END OF DOC")
+    assert dataset.read_ids(tmp_path / "out.bin").tolist() == expected_ids(gpt2, docs, gpt2.eot_token)
+
+
+@pytest.mark.parametrize("kind", ["cjk", "csv"])
+def test_text_without_ascii_cuts_streams_in_bounded_pieces(tmp_path, monkeypatch, kind):
+    """Chinese / Japanese and numeric CSV have no "a b" cut: the reader used to keep the whole file
+    in one growing buffer (quadratic rescans, memory as large as the file)."""
+    monkeypatch.setattr(dataset_readers, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(dataset_readers, "CHUNK_CHARS", 4096)
+    if kind == "cjk":
+        lines = [line for line in MULTILINGUAL.splitlines() if any("\u3040" <= c <= "\u9fff" for c in line)]
+        text = "".join(lines) * 1500
+    else:
+        rng = np.random.default_rng(0)
+        text = "\n".join(",".join(f"{x:.4f}" for x in row) for row in rng.normal(size=(4000, 8)) * 1000)
+    src = tmp_path / "t.txt"
+    src.write_text(text, encoding="utf-8")
+    sizes = [len(t) for t, _ in dataset_readers.segments(dataset_readers.Source(str(src), None),
+                                                        cut=lambda b, s, e: dataset.safe_cut(b, (), start=s, end=e))]
+    assert len(sizes) > 10 and max(sizes) <= 3 * 4096
+    for name in ("gpt2", "cl100k_base", "o200k_base"):
+        tok = tokenforge.get_encoding(name)
+        dataset.encode_files(tok, [src], tmp_path / f"{name}.bin")
+        assert dataset.read_ids(tmp_path / f"{name}.bin").tolist() == expected_ids(tok, [text], tok.eot_token)
+
+
+def test_refuses_existing_output_and_overwrites_on_request(tmp_path, files, gpt2):
     paths, _ = files
-    tok = tokenforge.get_encoding("gpt2")
     out = tmp_path / "x.bin"
-    dataset.encode_files(tok, paths[:1], out)
+    dataset.encode_files(gpt2, paths[:1], out)
     before = out.read_bytes()
     with pytest.raises(FileExistsError, match="overwrite"):
-        dataset.encode_files(tok, paths[1:2], out)
+        dataset.encode_files(gpt2, paths[1:2], out)
     assert out.read_bytes() == before
-    dataset.encode_files(tok, paths[1:2], out, overwrite=True)
+    dataset.encode_files(gpt2, paths[1:2], out, overwrite=True)
     assert out.read_bytes() != before
 
 
-def test_bad_input_leaves_nothing(tmp_path):
-    tok = tokenforge.get_encoding("gpt2")
+def test_bad_input_leaves_nothing(tmp_path, gpt2):
     bad = tmp_path / "bad.txt"
-    bad.write_bytes(b"fine text " * 1000 + b"\xff\xfe broken")
-    with pytest.raises(ValueError, match="bad.txt.*not UTF-8"):
-        dataset.encode_files(tok, [bad], tmp_path / "out.bin")
+    bad.write_bytes(b"fine text " * 300_000 + b"\xff\xfe broken")
+    with pytest.raises(ValueError, match=r"bad.txt.*not UTF-8.*byte offset 3000000\b"):  # from the file's start
+        dataset.encode_files(gpt2, [bad], tmp_path / "out.bin")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]
-    meta = dataset.encode_files(tok, [bad], tmp_path / "out.bin", errors="replace")
+    meta = dataset.encode_files(gpt2, [bad], tmp_path / "out.bin", errors="replace")
     assert meta["count"] > 0
     with pytest.raises(FileNotFoundError):
-        dataset.encode_files(tok, [tmp_path / "missing.txt"], tmp_path / "o2.bin")
+        dataset.encode_files(gpt2, [tmp_path / "missing.txt"], tmp_path / "o2.bin")
     with pytest.raises(ValueError, match="directory"):
-        dataset.encode_files(tok, [tmp_path], tmp_path / "o3.bin")
+        dataset.encode_files(gpt2, [tmp_path], tmp_path / "o3.bin")
     with pytest.raises(ValueError, match="no input"):
-        dataset.encode_files(tok, [], tmp_path / "o4.bin")
+        dataset.encode_files(gpt2, [], tmp_path / "o4.bin")
+    with pytest.raises(FileNotFoundError, match="no such folder"):  # encode_files (older API) creates it
+        dataset.encode_dataset(gpt2, [bad], tmp_path / "missing" / "o5.bin", errors="replace")
+    assert not (tmp_path / "missing").exists()
+
+
+# --------------------------------------------------------------------------------------------------
+# Input formats
+
+
+def write_jsonl(path, docs, field="text", opener=open):
+    with opener(path, "wt", encoding="utf-8") as f:
+        for k, d in enumerate(docs):
+            f.write(json.dumps({"id": k, field: d, "meta": {"n": [1, 2]}}) + "\n")
+
+
+@pytest.fixture
+def docs(corpus_texts):
+    text = corpus_texts["shakespeare"][:200_000]
+    return [text[k:k + 1500 + k % 700] for k in range(0, 190_000, 2900)] + [MULTILINGUAL, "", "<|endoftext|> as text"]
+
+
+def test_jsonl_gzip_zstd_and_parquet(tmp_path, docs, gpt2):
+    zstandard = pytest.importorskip("zstandard")
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    write_jsonl(tmp_path / "a.jsonl", docs)
+    write_jsonl(tmp_path / "b.jsonl.gz", docs, opener=gzip.open)
+    with open(tmp_path / "c.jsonl.zst", "wb") as raw, zstandard.ZstdCompressor().stream_writer(raw) as z:
+        z.write("".join(json.dumps({"content": d}) + "\n" for d in docs).encode())
+    pq.write_table(pa.table({"text": docs, "n": list(range(len(docs)))}), tmp_path / "d.parquet", row_group_size=7)
+    expected = expected_ids(gpt2, docs, gpt2.eot_token)
+    for name, field in [("a.jsonl", "text"), ("b.jsonl.gz", "text"), ("c.jsonl.zst", "content"), ("d.parquet", "text")]:
+        out = tmp_path / f"{name}.bin"
+        meta = dataset.encode_dataset(gpt2, [tmp_path / name], out, field=field)
+        assert dataset.read_ids(out).tolist() == expected, name
+        assert meta["documents"] == len(docs)
+    # a gzip-compressed text file: its text, not "not UTF-8"
+    with gzip.open(tmp_path / "t.txt.gz", "wt", encoding="utf-8") as f:
+        f.write("<|endoftext|>".join(docs[:-2]))  # not the empty one (a trailing separator ends the text) nor the last (it holds the separator)
+    dataset.encode_dataset(gpt2, [tmp_path / "t.txt.gz"], tmp_path / "t.bin", separator="<|endoftext|>")
+    assert dataset.read_ids(tmp_path / "t.bin").tolist() == expected_ids(gpt2, docs[:-2], gpt2.eot_token)
+
+
+def test_jsonl_errors_name_the_file_and_line(tmp_path, gpt2):
+    cases = {
+        "raw.jsonl": ("just some text\n", r"raw.jsonl: line 1: not a JSON record"),
+        "field.jsonl": ('{"text": "a"}\n{"body": "b"}\n', r"field.jsonl: line 2: no field 'text' \(fields: body\).*--field"),
+        "type.jsonl": ('{"text": 5}\n', r"type.jsonl: line 1: field 'text' is int"),
+        "array.jsonl": ('[1, 2]\n', r"array.jsonl: line 1: expected a JSON object"),
+        "deep.jsonl": ("[" * 100_000 + "]" * 100_000 + "\n", r"deep.jsonl: line 1: JSON nested too deeply"),
+        "bytes.jsonl": (b'{"text": "\xff"}\n', r"bytes.jsonl: line 1: not UTF-8"),
+    }
+    for name, (content, message) in cases.items():
+        p = tmp_path / name
+        p.write_bytes(content if isinstance(content, bytes) else content.encode())
+        with pytest.raises(ValueError, match=message):
+            dataset.encode_dataset(gpt2, [p], tmp_path / "out.bin")
+        assert not (tmp_path / "out.bin").exists()
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    pq.write_table(pa.table({"body": ["x"]}), tmp_path / "x.parquet")
+    with pytest.raises(ValueError, match=r"x.parquet: no column 'text' \(columns: body\)"):
+        dataset.encode_dataset(gpt2, [tmp_path / "x.parquet"], tmp_path / "out.bin")
+    pq.write_table(pa.table({"text": ["x", None]}), tmp_path / "n.parquet")
+    with pytest.raises(ValueError, match=r"n.parquet: row 2: column 'text' is null"):
+        dataset.encode_dataset(gpt2, [tmp_path / "n.parquet"], tmp_path / "out.bin")
+    (tmp_path / "corrupt.txt.gz").write_bytes(gzip.compress(b"hello " * 1000)[:-30])
+    with pytest.raises(ValueError, match="corrupt.txt.gz: corrupt gzip"):
+        dataset.encode_dataset(gpt2, [tmp_path / "corrupt.txt.gz"], tmp_path / "out.bin")
+    assert leftovers(tmp_path) == []
+
+
+def test_folders_globs_stdin_and_fsspec_urls(tmp_path, docs, gpt2):
+    fsspec = pytest.importorskip("fsspec")
+    folder = tmp_path / "corpus"
+    (folder / "sub").mkdir(parents=True)
+    (folder / ".hidden").mkdir()
+    write_jsonl(folder / "b.jsonl", docs[:5])
+    write_jsonl(folder / "sub" / "a.jsonl", docs[5:9])
+    write_jsonl(folder / ".hidden" / "x.jsonl", ["never read"])
+    expected = expected_ids(gpt2, docs[:9], gpt2.eot_token)
+    dataset.encode_dataset(gpt2, [folder], tmp_path / "f.bin")
+    assert dataset.read_ids(tmp_path / "f.bin").tolist() == expected
+    dataset.encode_dataset(gpt2, [str(folder / "**" / "*.jsonl")], tmp_path / "g.bin")
+    assert dataset.read_ids(tmp_path / "g.bin").tolist() == expected
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        dataset.encode_dataset(gpt2, [str(folder / "*.parquet")], tmp_path / "h.bin")
+    # standard input, through the command line
+    text = "<|endoftext|>".join(docs[:4])
+    r = subprocess.run([sys.executable, "-m", "tokenforge.cli", "encode", "-t", "gpt2", "-q", "--separator",
+                        "<|endoftext|>", "-o", str(tmp_path / "s.bin"), "-"], input=text.encode(), capture_output=True)
+    assert r.returncode == 0, r.stderr
+    assert dataset.read_ids(tmp_path / "s.bin").tolist() == expected_ids(gpt2, docs[:4], gpt2.eot_token)
+    # fsspec: memory:// in and out, file:// in
+    with fsspec.open("memory://in/docs.jsonl", "wt") as f:
+        f.write("".join(json.dumps({"text": d}) + "\n" for d in docs[:9]))
+    meta = dataset.encode_dataset(gpt2, ["memory://in/*.jsonl"], "memory://out/train.bin")
+    fs = fsspec.filesystem("memory")
+    assert np.frombuffer(fs.cat("/out/train.bin"), np.uint16).tolist() == expected
+    assert json.loads(fs.cat("/out/train.bin.json"))["count"] == meta["count"] == len(expected)
+    dataset.encode_dataset(gpt2, [f"file://{folder}"], "memory://out/shards", shard_size=2000)
+    index = json.loads(fs.cat("/out/shards/index.json"))
+    got = np.concatenate([np.frombuffer(fs.cat(f"/out/shards/{s['file']}"), np.uint16) for s in index["shards"]])
+    assert got.tolist() == expected and len(index["shards"]) > 1
+    assert not any(p.name.startswith("s3") for p in tmp_path.iterdir())
+
+
+def test_end_of_text_token_choice(tmp_path, corpus_texts, docs):
+    sample = tmp_path / "sample.txt"
+    sample.write_text(corpus_texts["shakespeare"][:50_000])
+    tok = tokenforge.train_bpe([sample], 400, special_tokens=["<s>", "</s>"], verbose=False)
+    write_jsonl(tmp_path / "d.jsonl", docs[:6])
+    end = tok.encode_single_token("</s>")
+    dataset.encode_dataset(tok, [tmp_path / "d.jsonl"], tmp_path / "auto.bin")  # </s> is found
+    assert dataset.read_ids(tmp_path / "auto.bin").tolist() == expected_ids(tok, docs[:6], end)
+    start = tok.encode_single_token("<s>")
+    dataset.encode_dataset(tok, [tmp_path / "d.jsonl"], tmp_path / "s.bin", eot="<s>")
+    assert dataset.read_ids(tmp_path / "s.bin").tolist() == expected_ids(tok, docs[:6], start)
+    dataset.encode_dataset(tok, [tmp_path / "d.jsonl"], tmp_path / "none.bin", eot=None)
+    assert dataset.read_ids(tmp_path / "none.bin").tolist() == expected_ids(tok, docs[:6], None)
+    with pytest.raises(ValueError, match="'<eot>' is not a token"):
+        dataset.encode_dataset(tok, [tmp_path / "d.jsonl"], tmp_path / "x.bin", eot="<eot>")
+    plain = tokenforge.train_bpe([sample], 300, verbose=False)
+    with pytest.raises(ValueError, match="--eot-token.*--no-eot"):
+        dataset.encode_dataset(plain, [tmp_path / "d.jsonl"], tmp_path / "x.bin")
+
+
+def test_other_tokenizer_families_encode_whole_documents(tmp_path, corpus_texts, docs):
+    text = corpus_texts["shakespeare"][:100_000]
+    wp = tokenforge.WordPieceTokenizer.train([text], vocab_size=500)
+    write_jsonl(tmp_path / "d.jsonl", docs[:5])
+    dataset.encode_dataset(wp, [tmp_path / "d.jsonl"], tmp_path / "wp.bin", eot="[SEP]")
+    sep = wp.token_to_id("[SEP]")
+    expected = [i for d in docs[:5] for i in wp.encode(d, add_special_tokens=False) + [sep]]
+    assert dataset.read_ids(tmp_path / "wp.bin").tolist() == expected
+
+
+# --------------------------------------------------------------------------------------------------
+# Shards, resume, validation split
+
+
+def test_shards_resume_and_validation_split(tmp_path, docs, gpt2):
+    write_jsonl(tmp_path / "d.jsonl", docs)
+    once = tmp_path / "once"
+    index = dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], once, shard_size=3000, val_fraction=0.1)
+    train_docs = [d for k, d in enumerate(docs) if not dataset._val_document(k, 0.1)]
+    val_docs = [d for k, d in enumerate(docs) if dataset._val_document(k, 0.1)]
+    assert len(val_docs) == len(docs) // 10
+    assert dataset.read_shards(once).tolist() == expected_ids(gpt2, train_docs, gpt2.eot_token)
+    assert dataset.read_shards(once, "val").tolist() == expected_ids(gpt2, val_docs, gpt2.eot_token)
+    train = [s for s in index["shards"] if s["split"] == "train"]
+    assert len(train) > 3 and all(s["count"] >= 3000 for s in train[:-1])
+    for s in index["shards"]:  # each shard loads with one np.memmap
+        assert len(np.memmap(once / s["file"], dtype=np.uint16, mode="r")) == s["count"]
+
+    # a run interrupted after a few shards, then resumed: same result, finished shards untouched
+    out = tmp_path / "resumed"
+    calls = []
+
+    def interrupt(state):
+        calls.append(state.tokens)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+
+    monkey = dataset.BATCH_CHARS
+    dataset.BATCH_CHARS = 20_000
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], out, shard_size=3000, val_fraction=0.1,
+                                   progress=interrupt)
+        partial = json.loads((out / "index.json").read_text())
+        assert partial["complete"] is False and 0 < len(partial["shards"]) < len(index["shards"])
+        with pytest.raises(ValueError, match="interrupted run.*--resume"):
+            dataset.read_shards(out)
+        with pytest.raises(FileExistsError, match="--resume"):
+            dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], out, shard_size=3000, val_fraction=0.1)
+        with pytest.raises(ValueError, match="cannot resume: shard_size"):
+            dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], out, shard_size=4000, val_fraction=0.1, resume=True)
+        done = {s["file"]: os.stat(out / s["file"]).st_ino for s in partial["shards"]}
+        (out / "train-notes.bin").write_bytes(b"not a shard")  # a file of the user's: left alone
+        dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], out, shard_size=3000, val_fraction=0.1, resume=True)
+    finally:
+        dataset.BATCH_CHARS = monkey
+    assert {f: os.stat(out / f).st_ino for f in done} == done
+    assert (out / "train-notes.bin").read_bytes() == b"not a shard"
+    for split in ("train", "val"):
+        assert dataset.read_shards(out, split).tolist() == dataset.read_shards(once, split).tolist()
+    assert leftovers(out) == []
+
+
+# --------------------------------------------------------------------------------------------------
+# Torn outputs, checked readers, file modes
+
+
+def test_disk_full_leaves_nothing_and_a_rerun_works(tmp_path, files, gpt2, monkeypatch):
+    paths, texts = files
+    real_write = dataset._Part.write
+
+    def full(self, ids):
+        if self.count > 1000:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(self, ids)
+
+    monkeypatch.setattr(dataset, "BATCH_CHARS", 50_000)
+    monkeypatch.setattr(dataset._Part, "write", full)
+    with pytest.raises(OSError, match="No space"):
+        dataset.encode_files(gpt2, paths, tmp_path / "out.bin")
+    assert not (tmp_path / "out.bin").exists() and not (tmp_path / "out.bin.json").exists()
+    assert leftovers(tmp_path) == []
+    monkeypatch.setattr(dataset._Part, "write", real_write)
+    dataset.encode_files(gpt2, paths, tmp_path / "out.bin")
+    assert dataset.read_ids(tmp_path / "out.bin").tolist() == expected_ids(gpt2, texts, gpt2.eot_token)
+
+
+def test_crash_between_renames_never_pairs_new_data_with_old_sidecar(tmp_path, files, monkeypatch):
+    paths, _ = files
+    dataset.encode_files(tokenforge.get_encoding("gpt2"), paths[:1], tmp_path / "out.bin")
+    real_replace = os.replace
+    calls = []
+
+    def crash_on_second(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # as a SIGKILL would stop it there
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", crash_on_second)
+    with pytest.raises(KeyboardInterrupt):
+        dataset.encode_files(tokenforge.get_encoding("cl100k_base"), paths[:1], tmp_path / "out.bin", overwrite=True)
+    monkeypatch.setattr(os, "replace", real_replace)
+    with pytest.raises(ValueError, match="no sidecar"):
+        dataset.read_ids(tmp_path / "out.bin")
+
+
+def test_readers_check_the_sidecar(tmp_path, files, gpt2):
+    paths, _ = files
+    out = tmp_path / "out.bin"
+    dataset.encode_files(gpt2, paths[:1], out)
+    sidecar = tmp_path / "out.bin.json"
+    meta = json.loads(sidecar.read_text())
+    for dtype in ("O", "float64", "int8", "V8", "<U4", 5):
+        sidecar.write_text(json.dumps(dict(meta, dtype=dtype)))
+        with pytest.raises(ValueError, match="dtype .* not one that tokenforge writes"):
+            dataset.read_ids(out)
+    sidecar.write_text(json.dumps(dict(meta, dtype="uint32")))  # an old sidecar of another tokenizer
+    with pytest.raises(ValueError, match="does not describe out.bin"):
+        dataset.read_ids(out)
+    sidecar.write_text(json.dumps(dict(meta, crc32=meta["crc32"] ^ 1)))
+    assert len(dataset.read_ids(out)) == meta["count"]  # the size check is cheap; the checksum needs verify
+    with pytest.raises(ValueError, match="checksum"):
+        dataset.read_ids(out, verify=True)
+    sidecar.write_text("[" * 100_000)
+    with pytest.raises(ValueError, match="not valid JSON"):
+        dataset.read_ids(out)
+
+
+def test_shard_index_cannot_point_outside_its_folder(tmp_path, files, gpt2):
+    paths, _ = files
+    folder = tmp_path / "shards"
+    dataset.encode_dataset(gpt2, paths[:1], folder, shard_size=10_000)
+    index = json.loads((folder / "index.json").read_text())
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(b"\x00" * 8)
+    for name in [str(secret), "../secret.bin", "..", "sub/../../secret.bin", None, 7]:
+        bad = dict(index, shards=[dict(index["shards"][0], file=name, count=4, bytes=8)])
+        (folder / "index.json").write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match="not a plain file name inside the folder"):
+            dataset.read_shards(folder)
+    (folder / "index.json").write_text(json.dumps(dict(index, dtype="O")))
+    with pytest.raises(ValueError, match="dtype"):
+        dataset.read_shards(folder)
+
+
+def test_stale_partials_of_killed_runs_are_cleaned(tmp_path, files, gpt2):
+    paths, _ = files
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".out.bin.{int(dead.stdout)}.partial"
+    stale.write_bytes(b"x" * 1000)
+    alive = tmp_path / f".out.bin.{os.getppid()}.partial"  # a running process's file is left alone
+    alive.write_bytes(b"y")
+    dataset.encode_files(gpt2, paths[:1], tmp_path / "out.bin")
+    assert not stale.exists() and alive.exists()
+
+
+def test_outputs_respect_the_umask_and_keep_a_mode(tmp_path, files, gpt2):
+    paths, _ = files
+    old = os.umask(0o022)
+    try:
+        dataset.encode_files(gpt2, paths[:1], tmp_path / "out.bin")
+        assert os.stat(tmp_path / "out.bin").st_mode & 0o777 == 0o644
+        assert os.stat(tmp_path / "out.bin.json").st_mode & 0o777 == 0o644
+        os.chmod(tmp_path / "out.bin", 0o640)
+        dataset.encode_files(gpt2, paths[1:2], tmp_path / "out.bin", overwrite=True)
+        assert os.stat(tmp_path / "out.bin").st_mode & 0o777 == 0o640
+        outputs.write_atomic(tmp_path / "w.json", b"{}")
+        assert os.stat(tmp_path / "w.json").st_mode & 0o777 == 0o644
+    finally:
+        os.umask(old)
+
+
+def test_progress_reaches_the_total(tmp_path, files, gpt2):
+    paths, texts = files
+    seen = []
+    meta = dataset.encode_dataset(gpt2, paths, tmp_path / "out.bin", separator="\n\n", progress=lambda s: seen.append(
+        (s.bytes, s.documents, s.tokens, s.total_bytes)))
+    total = sum(p.stat().st_size for p in paths)
+    assert seen[-1] == (total, meta["documents"], meta["count"], total)
+    assert [b for b, *_ in seen] == sorted(b for b, *_ in seen)
+    deltas = []  # the older callback: increments, summing to the totals
+    meta = dataset.encode_files(gpt2, paths, tmp_path / "sub" / "o.bin", progress=lambda b, t: deltas.append((b, t)))
+    assert (sum(b for b, _ in deltas), sum(t for _, t in deltas)) == (total, meta["count"])
+
+
+def test_readme_loader_example(tmp_path, monkeypatch, docs, gpt2):
+    """The PyTorch loader of the README runs on a real output (where PyTorch is installed)."""
+    torch = pytest.importorskip("torch")
+    import pathlib
+
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme[readme.index("## Preparing a training dataset"):]
+    code = section[section.index("```python") + len("```python"):section.index("```\n", section.index("```python"))]
+    write_jsonl(tmp_path / "d.jsonl", docs)
+    monkeypatch.chdir(tmp_path)
+    dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], tmp_path / "train.bin")
+    dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], tmp_path / "shards", shard_size=5000)
+    code = code.replace('Blocks("shards", 1024)', 'Blocks("shards", 64)')
+    scope = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    x, y = next(iter(scope["loader"]))
+    assert x.shape == (8, 64) and torch.equal(x[:, 1:], y[:, :-1])
+    assert scope["ids"].tolist() == dataset.read_ids(tmp_path / "train.bin").tolist()
+
+
+# --------------------------------------------------------------------------------------------------
+# The safe cuts themselves, against encoding the whole text (the oracle)
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_ALPHABET = list("aZé中文，。、；！？,.;:!?()[]{}'\"-_/ \n\t0123456789") + ["\u0301", "\u00ad", "\u200b", "ǅ", "ʰ", "²", "Ⅻ"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_ALPHABET), min_size=2, max_size=60).map("".join))
+def test_every_safe_cut_splits_exactly(text):
+    cuts = set()
+    end = len(text)
+    while True:  # every cut the search can return, from the end backwards
+        c = dataset.safe_cut(text, (), end=end)
+        if not c:
+            break
+        cuts.add(c)
+        end = c
+    for name in ("gpt2", "cl100k_base", "o200k_base"):
+        tok = tokenforge.get_encoding(name)
+        whole = tok.encode_ordinary(text)
+        for c in cuts:
+            assert tok.encode_ordinary(text[:c]) + tok.encode_ordinary(text[c:]) == whole, (name, text, c)
+
+
+def test_safe_cut_is_linear_without_cuts():
+    """Text without any cut (one long run of letters) is searched once, not once per read."""
+    import time
+
+    text = "中" * 4_000_000
+    start = time.perf_counter()
+    searched = 0
+    for end in range(1 << 20, len(text) + 1, 1 << 20):  # as the reader does: only the new part
+        assert dataset.safe_cut(text, (), start=max(0, searched - 2), end=end) == 0
+        searched = end
+    incremental = time.perf_counter() - start
+    start = time.perf_counter()
+    assert dataset.safe_cut(text, ()) == 0
+    once = time.perf_counter() - start
+    assert incremental < 3 * once + 0.5
+
+
+def _containers(inner):
+    return st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats() | st.text(max_size=8),
+                     _containers, max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["dtype", "count", "byteorder", "crc32", "bytes", "shards", "file", "complete"]),
+                       _JSON | st.sampled_from(["uint16", "uint32", "O", "<u2", ">u4", "float64", "V3", "S5"]),
+                       max_size=6),
+       st.binary(max_size=64))
+def test_hostile_sidecars_and_indexes_never_crash(tmp_path_factory, meta, data):
+    """Any sidecar or index: an array of the written dtypes, a ValueError, or FileNotFoundError for a
+    shard the index names but the folder lacks; never another error."""
+    folder = tmp_path_factory.mktemp("fuzz")
+    (folder / "x.bin").write_bytes(data)
+    (folder / "x.bin.json").write_text(json.dumps(meta))
+    (folder / "index.json").write_text(json.dumps(meta))
+    for read in (lambda: dataset.read_ids(folder / "x.bin", verify=True), lambda: dataset.read_shards(folder, verify=True)):
+        try:
+            ids = read()
+        except (ValueError, FileNotFoundError):
+            continue
+        assert ids.dtype.name in dataset.READABLE_DTYPES

@@ -71,11 +71,11 @@ def ray_cluster():
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'tokenforge[ray]')")
     env = {k: os.environ[k] for k in distributed.FORWARDED_ENV if k in os.environ}
     saved = os.environ.pop("RAY_ADDRESS", None)
-    # address="local": always a new instance of our own, never a cluster someone else started here.
-    # (Ray 2.x gives no way to listen on 127.0.0.1 only: its gRPC servers bind 0.0.0.0 and it replaces
-    # a loopback node address by the machine's; nothing here connects anywhere but this machine.)
-    ray.init(address="local", num_cpus=2, include_dashboard=False, runtime_env={"env_vars": env},
-             log_to_driver=False)
+    # address="local": always a new instance of our own, never a cluster someone else started here,
+    # listening on 127.0.0.1 only (as distributed.connect starts one).
+    options = {}
+    distributed._loopback_only(options)
+    ray.init(address="local", num_cpus=2, runtime_env={"env_vars": env}, log_to_driver=False, **options)
     try:
         yield ray
     finally:
@@ -125,6 +125,19 @@ def test_workers_run_this_python_and_this_tokenforge(ray_cluster):
         return sys.executable, tokenforge.__file__, os.environ.get("TIKTOKEN_CACHE_DIR")
 
     assert ray_cluster.get(where.remote()) == (sys.executable, tokenforge.__file__, os.environ["TIKTOKEN_CACHE_DIR"])
+
+
+def test_local_instance_listens_on_loopback_only(ray_cluster):
+    psutil = pytest.importorskip("psutil")
+    me = psutil.Process()
+    listening = []
+    for proc in [me] + me.children(recursive=True):
+        try:
+            listening += [c.laddr for c in proc.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
+        except psutil.Error:
+            pass
+    assert listening, "Ray's processes should listen somewhere"
+    assert all(addr.ip in ("127.0.0.1", "::ffff:127.0.0.1", "::1") for addr in listening), listening
 
 
 def test_ranges_end_at_safe_cuts(files):
@@ -293,3 +306,86 @@ def test_command_line_engine_ray(ray_cluster, files, tmp_path):
                      *map(str, files)]) == 0
     encode_files(local, files, tmp_path / "local.bin")
     np.testing.assert_array_equal(distributed.read_shards(tmp_path / "shards"), np.asarray(read_ids(tmp_path / "local.bin")))
+
+
+# --------------------------------------------------------------------------------------------------
+# The dataset readers on Ray, separators across read boundaries, resume, workers make the folder
+
+
+def test_ray_reads_jsonl_gzip_and_globs(ray_cluster, tmp_path, corpus_texts):
+    import gzip
+    import json
+
+    docs = [corpus_texts["shakespeare"][k:k + 2000] for k in range(0, 100_000, 2000)]
+    with gzip.open(tmp_path / "a.jsonl.gz", "wt") as f:
+        f.write("".join(json.dumps({"text": d}) + "\n" for d in docs))
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps({"text": d}) + "\n" for d in docs[:7]))
+    tok = tokenforge.get_encoding("gpt2")
+    out = tmp_path / "new" / "deeper"  # created by the workers
+    index = distributed.encode_files_ray(tok, [str(tmp_path / "*.json*")], out, num_threads=1)
+    expected = [i for d in docs + docs[:7] for i in tok.encode_ordinary(d) + [tok.eot_token]]
+    assert distributed.read_shards(out).tolist() == expected and index["complete"] is True
+
+
+def test_ray_separator_across_read_boundaries(ray_cluster, tmp_path, corpus_texts, monkeypatch):
+    filler = (corpus_texts["shakespeare"] * 2)[: (1 << 20) - 4]
+    docs = [filler, "second document", filler[:3000]]
+    path = tmp_path / "s.txt"
+    path.write_text("END OF DOC".join(docs))
+    tok = tokenforge.get_encoding("gpt2")
+    distributed.encode_files_ray(tok, [path], tmp_path / "shards", separator="END OF DOC", shard_size=10 << 20)
+    expected = [i for d in docs for i in tok.encode_ordinary(d) + [tok.eot_token]]
+    assert distributed.read_shards(tmp_path / "shards").tolist() == expected
+
+
+def test_ray_resume_after_a_killed_driver(ray_cluster, files, trained, tmp_path):
+    import json
+
+    out = tmp_path / "shards"
+    full = distributed.encode_files_ray(trained, files, out, shard_size=40_000)
+    index = json.loads((out / "index.json").read_text())
+    # as a driver killed midway leaves it: some shards listed, "complete" false
+    kept = index["shards"][::2]
+    (out / "index.json").write_text(json.dumps(dict(index, shards=kept, complete=False)))
+    for s in index["shards"][1::2]:
+        os.unlink(out / s["file"])
+    with pytest.raises(ValueError, match="--resume"):
+        distributed.read_shards(out)
+    with pytest.raises(FileExistsError, match="resume"):
+        distributed.encode_files_ray(trained, files, out, shard_size=40_000)
+    inodes = {s["file"]: os.stat(out / s["file"]).st_ino for s in kept}
+    again = distributed.encode_files_ray(trained, files, out, shard_size=40_000, resume=True)
+    assert {f: os.stat(out / f).st_ino for f in inodes} == inodes  # finished shards not rewritten
+    assert again["shards"] == full["shards"]
+    encode_files(trained, files, tmp_path / "local.bin")
+    np.testing.assert_array_equal(distributed.read_shards(out), read_ids(tmp_path / "local.bin"))
+
+
+def test_command_line_ray_shard_size_and_threads(ray_cluster, files, trained, tmp_path):
+    from tokenforge import cli
+
+    trained.save(tmp_path / "t.tokenforge")
+    assert cli.main(["encode", "-t", str(tmp_path / "t.tokenforge"), "-o", str(tmp_path / "shards"), "--engine", "ray",
+                     "-q", "--shard-size", "10K", "--threads", "2", *map(str, files)]) == 0
+    import json
+
+    index = json.loads((tmp_path / "shards" / "index.json").read_text())
+    assert len(index["shards"]) > 2 * len(files)
+    assert cli.main(["encode", "-t", str(tmp_path / "t.tokenforge"), "-o", str(tmp_path / "s2"), "--engine", "ray",
+                     "-q", "--threads", "64", *map(str, files)]) == 1  # more CPUs than the cluster has: an error
+
+
+def test_ray_writes_to_an_fsspec_url(ray_cluster, files, trained, tmp_path):
+    """An output URL (file:// here; s3:// and gs:// go the same way): workers upload their shards,
+    the driver writes index.json; no local ./file: folder appears."""
+    pytest.importorskip("fsspec")
+    url = f"file://{tmp_path}/remote/out"
+    index = distributed.encode_files_ray(trained, files, url, shard_size=40_000)
+    assert len(index["shards"]) > len(files) and index["complete"] is True
+    encode_files(trained, files, tmp_path / "local.bin")
+    np.testing.assert_array_equal(distributed.read_shards(tmp_path / "remote" / "out"), read_ids(tmp_path / "local.bin"))
+    with pytest.raises(FileExistsError):
+        distributed.encode_files_ray(trained, files, url, shard_size=40_000)
+    again = distributed.encode_files_ray(trained, files, url, shard_size=40_000, resume=True)
+    assert again["shards"] == index["shards"]
+    assert not any(p.startswith("file:") for p in os.listdir("."))

@@ -312,6 +312,18 @@ def test_long_answers_are_truncated_but_counted():
         assert answer["count"] == len(tokenforge.get_encoding("cl100k_base").encode(text)) == 301
         assert len(answer["tokens"]) == 50
         assert answer["truncated"] is True
+        # the next pages: every token once, in order, the last page short
+        ids = tokenforge.get_encoding("cl100k_base").encode(text)
+        seen = []
+        offset = 0
+        while offset < answer["count"]:
+            status, page = tokenize(server, text, offset=offset)
+            assert status == 200 and page["offset"] == offset
+            seen += [t["id"] for t in page["tokens"]]
+            offset += len(page["tokens"])
+        assert seen == ids
+        for bad in (-1, "5", True, 1.5):
+            assert tokenize(server, text, offset=bad)[0] == 400
     finally:
         _stop(server, thread)
 
@@ -515,3 +527,231 @@ def test_page_in_headless_chromium(server, tags_tokenizer_file):
         print(f"\nscreenshot of the visualizer: {shot}")
     finally:
         driver.quit()
+
+
+# --------------------------------------------------------------------------------------------------
+# Every request answered; hostile and slow clients bounded
+
+
+def raw_exchange(server, data: bytes, *, wait: float = 5.0) -> bytes:
+    """Sends raw bytes on one connection and returns everything the server sends until it closes."""
+    import socket
+
+    host, port = server.server_address[:2]
+    with socket.create_connection((host, port), timeout=wait) as s:
+        s.sendall(data)
+        chunks = []
+        try:
+            while chunk := s.recv(65536):
+                chunks.append(chunk)
+        except (TimeoutError, ConnectionResetError):
+            pass
+    return b"".join(chunks)
+
+
+def test_every_family_answers(tmp_path, corpus_texts):
+    text = corpus_texts["shakespeare"][:30_000]
+    wp = tokenforge.WordPieceTokenizer.train([text], vocab_size=400)
+    cb = tokenforge.CharBPETokenizer.train([text], vocab_size=400)
+    sp = tokenforge.train_unigram([text], vocab_size=300)
+    files = []
+    for name, tok in [("wp.json", wp), ("cb.json", cb), ("sp.tokenforge", sp)]:
+        tok.save(tmp_path / name)
+        files.append(tmp_path / name)
+    server, thread = _start(tokenizer_files=files, encodings=["gpt2"])
+    try:
+        sample = "First Citizen: hello there, ZEBRA!"
+        for path, tok in zip(files, (wp, cb, sp)):
+            status, answer = tokenize(server, sample, tokenizer=path.name)
+            assert status == 200, answer
+            want = tok.encode(sample, add_special_tokens=False) if hasattr(tok, "token_to_id") else tok.encode(sample)
+            assert answer["count"] == len(want) and [t["id"] for t in answer["tokens"]] == want
+            assert answer["pieces"] == "model" and all(t["text"] for t in answer["tokens"])
+    finally:
+        _stop(server, thread)
+
+
+def test_hostile_requests_get_json_answers_with_security_headers(server):
+    cases = [
+        (b"BREW /pot HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", b"501"),
+        (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", b"414"),
+        (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"b" * 70_000 + b"\r\n\r\n", b"431"),
+        (b"GARBAGE\r\n\r\n", b"400"),
+    ]
+    for data, status in cases:
+        answer = raw_exchange(server, data)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.split(b" ")[1] == status, answer[:200]
+        assert b"X-Content-Type-Options: nosniff" in head and b"Content-Security-Policy:" in head
+        assert b"Content-Type: application/json" in head and "error" in json.loads(body)
+
+
+@pytest.mark.parametrize("length", ["1_0", "+5", "٥", "5, 6", "-1", "0x5", "5 5"])
+def test_content_length_is_strict(server, length):
+    body = b'{"text": "hi", "tokenizer": "gpt2"}'
+    data = (b"POST /api/tokenize HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {length}\r\n\r\n".encode() + body)
+    answer = raw_exchange(server, data)
+    assert answer.startswith(b"HTTP/1.1 400") and b"Content-Length" in answer.partition(b"\r\n\r\n")[2]
+
+
+def test_get_with_a_body_is_not_read_as_a_second_request(server):
+    smuggled = b"GET /api/tokenizers HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    data = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n" + f"Content-Length: {len(smuggled)}\r\n\r\n".encode() + smuggled
+    answer = raw_exchange(server, data)
+    assert answer.startswith(b"HTTP/1.1 400") and answer.count(b"HTTP/1.1 ") == 1
+
+
+def test_deeply_nested_json_is_a_400(server):
+    body = b'{"text": ' + b"[" * 200_000 + b"]" * 200_000 + b', "tokenizer": "gpt2"}'
+    status, _, data = request(server, "POST", "/api/tokenize", body, {"Content-Type": "application/json"})
+    assert status == 400 and "nested too deeply" in json.loads(data)["error"]
+
+
+def test_slow_clients_are_bounded_per_request():
+    import socket
+
+    server, thread = _start(encodings=["gpt2"], request_seconds=1.0)
+    try:
+        host, port = server.server_address[:2]
+        start = time.monotonic()
+        with socket.create_connection((host, port), timeout=10) as s:
+            s.sendall(b"GET / HTTP/1.1\r\n")
+            answer = b""
+            try:
+                for k in range(20):  # a header line every 0.3 s: each recv alone would never time out
+                    s.sendall(f"X-{k}: y\r\n".encode())
+                    time.sleep(0.3)
+            except OSError:
+                pass
+            try:
+                while chunk := s.recv(65536):
+                    answer += chunk
+            except OSError:
+                pass
+        assert time.monotonic() - start < 5
+        assert answer.startswith(b"HTTP/1.1 408") and b"nosniff" in answer
+    finally:
+        _stop(server, thread)
+
+
+def test_connections_are_capped():
+    import socket
+
+    server, thread = _start(encodings=["gpt2"], max_connections=2, request_seconds=5.0)
+    try:
+        host, port = server.server_address[:2]
+        idle = [socket.create_connection((host, port), timeout=10) for _ in range(2)]
+        time.sleep(0.3)
+        before = threading.active_count()
+        answer = raw_exchange(server, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 503") and b"nosniff" in answer
+        assert threading.active_count() <= before
+        for s in idle:
+            s.close()
+        time.sleep(0.3)
+        status, _, _ = request(server, "GET", "/api/tokenizers")
+        assert status == 200
+    finally:
+        _stop(server, thread)
+
+
+def test_page_state_in_the_url_invisibles_keyboard_and_bars(server):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    driver = _chrome()
+    try:
+        # A shared link: a model name (gpt-4o -> o200k_base), the compare view with gpt2, and text.
+        text = "Soft\u00adhyphen, zero\u200bwidth, \ufeffBOM and a\x0cform feed"
+        from urllib.parse import quote
+
+        driver.get(server.url + f"#t=gpt-4o&cmp=1&t2=gpt2&text={quote(text)}")
+        _wait(lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), "the page")
+        pane_a = driver.find_element(By.ID, "pane-a")
+        pane_b = driver.find_element(By.ID, "pane-b")
+        o200k, gpt2 = tokenforge.get_encoding("o200k_base"), tokenforge.get_encoding("gpt2")
+
+        def count(pane):
+            return pane.find_element(By.CSS_SELECTOR, ".count").get_attribute("data-count")
+
+        _wait(lambda: count(pane_a) == str(len(o200k.encode(text))), "the o200k count")
+        _wait(lambda: count(pane_b) == str(len(gpt2.encode(text))), "the gpt2 count")
+        assert Select(pane_a.find_element(By.CSS_SELECTOR, "select")).first_selected_option.get_attribute("value") == "o200k_base"
+        assert driver.find_element(By.ID, "text").get_attribute("value") == text
+
+        # Invisible characters are marked, and the text of the tokens is still exactly the input.
+        marks = [e.get_attribute("data-mark") for e in pane_a.find_elements(By.CSS_SELECTOR, ".tok .inv")]
+        assert marks == ["SHY", "ZWSP", "BOM", "FF"]
+        joined = driver.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('.tokens .tok'), s => s.textContent).join('')", pane_a)
+        assert joined == text
+
+        # The bars compare the counts: the longer bar belongs to the larger count.
+        widths = [driver.execute_script("return arguments[0].querySelector('.bar > div').getBoundingClientRect().width", p)
+                  for p in (pane_a, pane_b)]
+        counts = [len(o200k.encode(text)), len(gpt2.encode(text))]
+        assert (widths[0] < widths[1]) == (counts[0] < counts[1]) and max(widths) > 0
+
+        # Typing updates the URL; a reload restores text, tokenizers and options.
+        box = driver.find_element(By.ID, "text")
+        box.send_keys(" more text")
+        _wait(lambda: "more%20text" in driver.current_url or "more+text" in driver.current_url, "the text in the URL")
+        driver.find_element(By.ID, "show-ws").click()
+        driver.refresh()
+        _wait(lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), "the reloaded page")
+        pane_a = driver.find_element(By.ID, "pane-a")
+        _wait(lambda: count(pane_a) == str(len(o200k.encode(text + " more text"))), "the count after reload")
+        assert driver.find_element(By.ID, "show-ws").is_selected()
+        assert driver.find_element(By.ID, "pane-b").is_displayed()
+
+        # Keyboard: tab from the text box through the tokens; the info bar follows the focus.
+        first = pane_a.find_elements(By.CSS_SELECTOR, ".tokens .tok")[0]
+        driver.execute_script("arguments[0].focus()", first)
+        info = driver.find_element(By.ID, "info")
+        _wait(lambda: f"id {o200k.encode(text)[0]}" in info.text, "the focused token's info")
+        first.send_keys(Keys.TAB)
+        second_id = o200k.encode(text + " more text")[1]
+        _wait(lambda: f"id {second_id}" in info.text, "the next token's info")
+    finally:
+        driver.quit()
+
+
+def test_page_pages_through_long_answers():
+    from selenium.webdriver.common.by import By
+
+    server, thread = _start(encodings=["cl100k_base"], max_tokens=30)
+    driver = _chrome()
+    try:
+        text = "one two three " * 30  # 91 tokens: pages of 30, 30, 30, 1
+        from urllib.parse import quote
+
+        driver.get(server.url + f"#t=cl100k_base&text={quote(text)}")
+        _wait(lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), "the page")
+        pane = driver.find_element(By.ID, "pane-a")
+        ids = tokenforge.get_encoding("cl100k_base").encode(text)
+
+        def shown():  # read in one script: the spans are replaced when a page arrives
+            return driver.execute_script(
+                "return Array.from(arguments[0].querySelectorAll('.tokens .tok'), s => Number(s.dataset.id))", pane)
+
+        _wait(lambda: shown() == ids[:30], "the first page")
+        assert "Showing tokens 1–30 of 91" in pane.find_element(By.CSS_SELECTOR, ".note").text
+        assert not pane.find_element(By.CSS_SELECTOR, ".prev").is_displayed()
+        def first_position():
+            return driver.execute_script(
+                "const s = arguments[0].querySelector('.tokens .tok'); return s ? s.dataset.position : null", pane)
+
+        seen = shown()
+        while pane.find_element(By.CSS_SELECTOR, ".next").is_displayed():
+            pane.find_element(By.CSS_SELECTOR, ".next").click()
+            _wait(lambda: first_position() == str(len(seen)), f"the page from token {len(seen)}")
+            seen += shown()
+        assert seen == ids
+        assert "Showing tokens 91–91 of 91" in pane.find_element(By.CSS_SELECTOR, ".note").text
+        pane.find_element(By.CSS_SELECTOR, ".prev").click()
+        _wait(lambda: shown() == ids[60:90], "the previous page")
+    finally:
+        driver.quit()
+        _stop(server, thread)

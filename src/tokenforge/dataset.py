@@ -1,71 +1,391 @@
-"""Encoding a corpus into one flat array of token ids for model training (nanoGPT's train.bin).
+"""Encoding a corpus into flat arrays of token ids for model training (nanoGPT's train.bin).
 
-    encode_files(tok, ["a.txt", "b.txt"], "train.bin")
+    encode_dataset(tok, ["corpus/*.jsonl.zst"], "out/", shard_size=100_000_000, val_fraction=0.005)
+    encode_files(tok, ["a.txt", "b.txt"], "train.bin")          # one file, each file a document
 
-Each input file is a document, or several if `separator` is given (e.g. "<|endoftext|>"): every
-document is encoded with `encode_ordinary` and followed by the end-of-text token. Files are read in
-bounded chunks cut where a piece boundary is certain (streaming.safe_cut), and each batch of chunks
-is encoded on all cores by the native core, so memory stays constant and the ids are exactly those
-of encoding each document whole.
+Inputs (tokenforge.dataset_readers): text, JSON lines (`field`), Parquet (a column), gzip / zstd,
+folders, globs, "-" for standard input and fsspec URLs. Every document is encoded as
+`encode_ordinary` would (special-token text is ordinary text) and followed by the end-of-text token
+(`eot`: "auto" picks <|endoftext|>, <|end_of_text|>, </s> or <eos>; a token name, an id, or None).
+Text is read in bounded blocks and cut where a piece boundary is certain (streaming.safe_cut), and
+each batch is encoded on all cores by the native core: memory stays constant and the ids are
+exactly those of encoding each document whole. Tokenizers that are not byte-level BPE (sentencepiece,
+WordPiece, ...) get each document whole.
 
-Output: raw `.bin` (native-endian uint16 when the vocabulary fits, else uint32) or `.npy`, plus a
-JSON sidecar `<output>.json` with dtype, count, tokenizer and sources. Both are written to temporary
-files and renamed into place at the end: an interrupted run leaves no partial output, and an
-existing output is refused unless overwrite=True.
+Outputs: uint16 when the vocabulary fits, else uint32, native byte order.
+- One file (`OUT.bin`, raw ids: `np.memmap(OUT, dtype=np.uint16, mode="r")`, or `OUT.npy`) with a
+  JSON sidecar `OUT.bin.json`: dtype, count, bytes, crc32, tokenizer, eot, sources.
+- Shards (`shard_size` tokens, cut at document ends) in a folder: `train-000000.bin`, ... and
+  `index.json` listing each shard with its count, bytes and crc32 (the index is the shards' sidecar).
+  The index is rewritten after every completed shard, so `resume=True` continues an interrupted run
+  after its last complete shard, never rewriting one.
+- `val_fraction`: that share of the documents (evenly spread, deterministic) goes to a validation
+  split (`OUT_val.bin`, or `val-*.bin` shards).
+The files are written and read by tokenforge.dataset_files (read_ids, open_shards and read_shards
+are re-exported here): every file is written as a partial file and renamed into place after an
+fsync, and readers refuse a data file whose sidecar is missing or does not match its size.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
+import time
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 import numpy as np
 
-from .vocab_cache import write_atomic
+from .dataset_files import (INDEX_NAME, READABLE_DTYPES, SHARDS_FORMAT, _Part, _read_index, _ShardedOutput,
+                            _SingleOutput, dtype_for, open_shards, read_ids, read_shards)
+from .dataset_readers import CHUNK_CHARS, expand_inputs, is_url, require_fsspec, segments
 from .streaming import safe_cut
 
-CHUNK_CHARS = 1 << 20  # characters per chunk handed to a thread
 BATCH_CHARS = 8 << 20  # characters encoded together (bounded memory in flight)
+EOT_CANDIDATES = ("<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>")
+
+__all__ = ["encode_dataset", "encode_files", "read_ids", "open_shards", "read_shards", "dtype_for", "CHUNK_CHARS",
+           "INDEX_NAME", "READABLE_DTYPES", "SHARDS_FORMAT", "_Part", "_read_index"]
 
 
-def dtype_for(n_vocab: int) -> np.dtype:
-    return np.dtype(np.uint16) if n_vocab <= 1 << 16 else np.dtype(np.uint32)
+# --------------------------------------------------------------------------------------------------
+# The tokenizer, as the dataset encoder sees it
 
 
-def _segments(path: Path, separator: str | None, special_tokens, errors: str) -> Iterator[tuple[str, bool]]:
-    """Yields (text, ends_document) segments of a file, each cut at a safe cut or a document end,
-    holding at most about two chunks of text at a time."""
-    with open(path, encoding="utf-8", errors=errors, newline="") as f:
-        yield from _segments_of(f, separator, special_tokens)
+class _Encoder:
+    """Encodes batches of segments into one flat array, for every tokenizer family."""
+
+    def __init__(self, tok, threads: int):
+        self.tok = tok
+        self.threads = threads
+        core = getattr(tok, "_core", None)
+        byte_level = hasattr(tok, "encode_ordinary") and getattr(tok, "_normalizer", None) is None
+        self.native = (byte_level and getattr(tok, "_native_pattern", -1) >= 0
+                       and hasattr(core, "encode_ordinary_batch_flat"))
+        self.cuttable = byte_level  # documents may be cut at safe cuts (streaming.py)
+
+    def cut(self, buffer: str, start: int, end: int) -> int:
+        return safe_cut(buffer, (), start=start, end=end)  # encode_ordinary: no special token is matched
+
+    def encode(self, texts: list[str], suffix: list[int]) -> tuple[np.ndarray, list[int]]:
+        """(flat uint32 ids, ids per text): text k's ids, then suffix[k] if it is >= 0."""
+        if self.native:
+            try:
+                ids, counts = self.tok._core.encode_ordinary_batch_flat(texts, suffix, self.threads)
+            except UnicodeEncodeError:  # lone surrogates: as encode_ordinary does
+                texts = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+                ids, counts = self.tok._core.encode_ordinary_batch_flat(texts, suffix, self.threads)
+            return ids, list(counts)
+        per_text = [ids + [s] if s >= 0 else ids for ids, s in zip(self._encode_many(texts), suffix)]
+        flat = np.fromiter((i for ids in per_text for i in ids), dtype=np.uint32)
+        return flat, [len(ids) for ids in per_text]
+
+    def _encode_many(self, texts: list[str]) -> list[list[int]]:
+        tok = self.tok
+        if hasattr(tok, "encode_ordinary_batch"):
+            return tok.encode_ordinary_batch(texts, num_threads=self.threads)
+        if hasattr(tok, "encode_ordinary"):
+            return [tok.encode_ordinary(t) for t in texts]
+        try:
+            return [tok.encode(t, add_special_tokens=False) for t in texts]
+        except TypeError:
+            return [tok.encode(t) for t in texts]
 
 
-def _segments_of(f, separator: str | None, special_tokens, final: bool = True) -> Iterator[tuple[str, bool]]:
-    """_segments of an open text stream. With final=False the stream is a range of a file that does not
-    reach its end (distributed.py): the text after the last separator does not end a document."""
-    pending = ""
-    while True:
-        block = f.read(CHUNK_CHARS)
-        pending += block
-        if separator is not None:
-            *docs, pending = pending.split(separator)
-            for doc in docs:
-                yield doc, True
-        if not block:
-            if not final:
-                if pending:
-                    yield pending, False
-            elif pending or separator is None:
-                yield pending, True
-            return
-        while len(pending) >= CHUNK_CHARS:
-            cut = safe_cut(pending, special_tokens)
-            if cut <= 0:
-                break  # no certain boundary yet: read more
-            yield pending[:cut], False
-            pending = pending[cut:]
+def token_id(tok, token: str) -> int | None:
+    """The id of a (special) token given by its text, or None."""
+    for method in ("encode_single_token", "token_to_id"):
+        fn = getattr(tok, method, None)
+        if fn is not None:
+            try:
+                i = fn(token)
+            except (KeyError, ValueError, TypeError, Exception):
+                i = None
+            if i is not None:
+                return int(i)
+    piece_to_id, id_to_piece = getattr(tok, "piece_to_id", None), getattr(tok, "id_to_piece", None)
+    if piece_to_id is not None and id_to_piece is not None:
+        i = piece_to_id(token)
+        if i is not None and id_to_piece(i) == token:
+            return int(i)
+    return None
+
+
+def resolve_eot(tok, eot) -> int | None:
+    """The end-of-document id: eot is "auto", a token's text, an id, or None (no boundary token)."""
+    if eot is None or eot is False:
+        return None
+    n_vocab = tok.n_vocab
+    if isinstance(eot, int) and not isinstance(eot, bool):
+        if not 0 <= eot < n_vocab:
+            raise ValueError(f"end-of-text id {eot} is outside the vocabulary (0..{n_vocab - 1})")
+        return eot
+    if not isinstance(eot, str):
+        raise TypeError(f"eot must be 'auto', a token, an id or None, got {type(eot).__name__}")
+    if eot != "auto":
+        i = token_id(tok, eot)
+        if i is None:
+            raise ValueError(f"{eot!r} is not a token of this tokenizer (choose the end-of-text token with "
+                             "--eot-token, or --no-eot)")
+        return i
+    for candidate in EOT_CANDIDATES:
+        i = token_id(tok, candidate)
+        if i is not None:
+            return i
+    raise ValueError(f"the tokenizer has none of the end-of-text tokens {', '.join(EOT_CANDIDATES)}: choose one "
+                     "with --eot-token TOKEN (eot=...), or --no-eot (eot=None) for no token between documents")
+
+
+# --------------------------------------------------------------------------------------------------
+# Writing
+
+
+def _val_document(k: int, fraction: float) -> bool:
+    """Whether document k goes to the validation split: every 1/fraction-th, evenly spread."""
+    return fraction > 0 and int((k + 1) * fraction) > int(k * fraction)
+
+
+# --------------------------------------------------------------------------------------------------
+# Encoding
+
+
+class Progress:
+    """What the progress callback receives: totals so far."""
+
+    __slots__ = ("bytes", "total_bytes", "documents", "tokens", "seconds")
+
+    def __init__(self, total_bytes):
+        self.bytes, self.total_bytes, self.documents, self.tokens = 0, total_bytes, 0, 0
+        self.seconds = 0.0
+
+
+def encode_dataset(
+    tok,
+    inputs,
+    output: str | os.PathLike,
+    *,
+    input_format: str = "auto",
+    field: str = "text",
+    separator: str | None = None,
+    eot="auto",
+    shard_size: int | None = None,
+    val_fraction: float = 0.0,
+    resume: bool = False,
+    overwrite: bool = False,
+    num_threads: int | None = None,
+    errors: str = "strict",
+    progress: Callable[[Progress], None] | None = None,
+) -> dict:
+    """Encodes the inputs (paths, folders, globs, URLs, "-") into `output`; returns the metadata (the
+    sidecar of the train file, or the shards' index). See the module docstring."""
+    if errors not in ("strict", "replace"):
+        raise ValueError(f'errors must be "strict" or "replace", got {errors!r}')
+    if separator is not None and (not isinstance(separator, str) or not separator):
+        raise ValueError(f"separator must be a non-empty string or None, got {separator!r}")
+    if not isinstance(val_fraction, (int, float)) or not 0 <= val_fraction < 1:
+        raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction!r}")
+    if shard_size is not None and (isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1):
+        raise ValueError(f"shard_size must be a positive number of tokens, got {shard_size!r}")
+    if num_threads is not None and (isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1):
+        raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
+    if resume and shard_size is None:
+        raise ValueError("resume needs a sharded output (shard_size / --shard-size)")
+    if is_url(os.fspath(output)):
+        return _via_local_copy(tok, inputs, os.fspath(output), locals())
+    output = Path(output)
+    sources = expand_inputs(inputs)
+    if shard_size is None:
+        if output.suffix not in (".bin", ".npy"):
+            raise ValueError(f"{output}: the output must end in .bin or .npy (or give --shard-size for a folder of shards)")
+        if output.is_dir():
+            raise ValueError(f"{output}: is a directory")
+        if not output.parent.is_dir():
+            raise FileNotFoundError(f"{output.parent}: no such folder for the output")
+    elif output.suffix in (".bin", ".npy") or (output.exists() and not output.is_dir()):
+        raise ValueError(f"{output}: with a shard size the output is a folder (shards and {INDEX_NAME})")
+    elif not output.parent.is_dir():
+        raise FileNotFoundError(f"{output.parent}: no such folder for the output folder")
+    eot_id = resolve_eot(tok, eot)
+    dtype = dtype_for(tok.n_vocab)
+    encoder = _Encoder(tok, num_threads or os.cpu_count() or 1)
+    splits = ("train", "val") if val_fraction > 0 else ("train",)
+    header = {
+        "dtype": dtype.name,
+        "byteorder": "little" if np.little_endian else "big",
+        "tokenizer": getattr(tok, "name", None) or type(tok).__name__,
+        "n_vocab": tok.n_vocab,
+        "eot_token": eot_id,
+        "separator": separator,
+        "sources": [s.name for s in sources],
+        "val_fraction": val_fraction,
+        "shard_size": shard_size,
+    }
+    if shard_size is None:
+        out = _SingleOutput(output, dtype, splits, overwrite)
+    else:
+        out = _ShardedOutput(output, dtype, splits, shard_size, header, overwrite, resume)
+    state = Progress(sum(s.size or 0 for s in sources) if all(s.size is not None for s in sources) else None)
+    started = time.perf_counter()
+    counter = [0]
+    try:
+        per_source = [{"name": src.name, "bytes": src.size, "documents": 0, "tokens": 0} for src in sources]
+        batches = _batches(sources, per_source, getattr(out, "skip", 0), val_fraction, counter,
+                           dict(fmt=input_format, field=field, separator=separator, errors=errors,
+                                cut=encoder.cut if encoder.cuttable else None))
+        document = getattr(out, "skip", 0)
+        for batch, document, nbytes in _prefetched(batches):
+            if not batch:
+                continue
+            texts = [t for t, _, _, _ in batch]
+            suffix = [eot_id if ends and eot_id is not None else -1 for _, ends, _, _ in batch]
+            ids, counts = encoder.encode(texts, suffix)
+            _write_batch(out, batch, ids, counts)
+            for (_, _, _, k), n in zip(batch, counts):
+                per_source[k]["tokens"] += n
+            state.tokens += len(ids)
+            state.bytes = nbytes
+            _report(progress, state, None, document, started)
+        meta = {"documents": document, "elapsed_seconds": round(time.perf_counter() - started, 3)}
+        if shard_size is None:
+            files = out.finish(dict(header, **meta, inputs=per_source))
+            result = files["train"]
+            if "val" in files:
+                result = dict(result, val=files["val"])
+        else:
+            result = out.finish(meta)
+        state.bytes = state.total_bytes if state.total_bytes is not None else counter[0]
+        _report(progress, state, None, document, started)
+        return result
+    except BaseException:
+        out.abort()
+        raise
+
+
+def _batches(sources, per_source, skip: int, val_fraction: float, counter, options):
+    """Batches of about BATCH_CHARS characters of (text, ends_document, split, source number), across
+    sources (many small files still fill a batch for every core), with the documents seen so far and
+    the bytes read; the first `skip` documents (done before a resume) are read but not returned."""
+    batch, chars, document = [], 0, 0
+    for k, source in enumerate(sources):
+        for text, ends in segments(source, counter=counter, **options):
+            if document < skip:
+                document += ends
+                continue
+            batch.append((text, ends, "val" if _val_document(document, val_fraction) else "train", k))
+            chars += len(text)
+            document += ends
+            per_source[k]["documents"] += ends
+            if chars >= BATCH_CHARS:
+                yield batch, document, counter[0]
+                batch, chars = [], 0
+    yield batch, document, counter[0]
+
+
+def _prefetched(iterator, depth: int = 1):
+    """Runs an iterator in a thread, `depth` items ahead: the next batch is read and parsed while
+    the native core encodes this one (it releases the GIL). Errors are raised here."""
+    import queue
+    import threading
+
+    items: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                items.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run():
+        try:
+            for item in iterator:
+                if not put(("item", item)):
+                    return
+            put(("end", None))
+        except BaseException as e:  # handed to the consumer
+            put(("error", e))
+
+    thread = threading.Thread(target=run, name="tokenforge-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = items.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
+def _write_batch(out, batch, ids: np.ndarray, counts: list[int]) -> None:
+    """Writes the ids of a batch, run by run of segments of the same split; an output that may close
+    a shard at a document end (sharded) is told of each."""
+    per_document = getattr(out, "per_document", False)
+    pos = 0
+    run_start = 0
+    run_split = None
+    ended = 0
+    for (text, ends, split, _), n in zip(batch, counts):
+        if split != run_split and run_split is not None:
+            out.write(run_split, ids[run_start:pos])
+            run_start = pos
+        run_split = split
+        pos += n
+        if ends:
+            ended += 1
+            if per_document:
+                out.write(run_split, ids[run_start:pos])
+                run_start = pos
+                out.document_done()
+    if pos > run_start:
+        out.write(run_split, ids[run_start:pos])
+    if not per_document:
+        out.documents += ended
+
+
+def _report(progress, state: Progress, counter, documents: int, started: float) -> None:
+    if counter is not None:
+        state.bytes = counter[0]
+    state.documents = documents
+    state.seconds = time.perf_counter() - started
+    if progress is not None:
+        progress(state)
+
+
+def _via_local_copy(tok, inputs, url: str, options: dict) -> dict:
+    """Writes to an fsspec URL: encodes into a local temporary folder, then uploads each file (the
+    sidecar / index last). Resume is not supported there."""
+    import shutil
+    import tempfile
+
+    fsspec = require_fsspec(url)
+    if options.get("resume"):
+        raise ValueError(f"{url}: --resume works on local outputs only")
+    fs, _, (root,) = fsspec.get_fs_token_paths(url)
+    protocol = url.split("://", 1)[0]
+    sharded = options.get("shard_size") is not None
+    if not options.get("overwrite") and (fs.exists(root) if not sharded else fs.exists(root + "/" + INDEX_NAME)):
+        raise FileExistsError(f"{url} already exists; pass --overwrite (overwrite=True) to replace it")
+    kwargs = {k: options[k] for k in ("input_format", "field", "separator", "eot", "shard_size", "val_fraction",
+                                       "num_threads", "errors", "progress")}
+    tmp = Path(tempfile.mkdtemp(prefix="tokenforge-upload-"))
+    try:
+        name = "out" if sharded else os.path.basename(root)
+        meta = encode_dataset(tok, inputs, tmp / name, **kwargs)
+        local = tmp / name
+        files = sorted(local.iterdir()) if sharded else sorted(tmp.iterdir())
+        last = [f for f in files if f.name.endswith(".json")]
+        target_dir = root if sharded else os.path.dirname(root)
+        for f in [f for f in files if f not in last] + last:
+            fs.put_file(str(f), f"{target_dir}/{f.name}")
+        return meta
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def encode_files(
@@ -78,123 +398,31 @@ def encode_files(
     num_threads: int | None = None,
     overwrite: bool = False,
     errors: str = "strict",
-    progress: Callable[[int, int], None] | None = None,
+    progress=None,
+    **options,
 ) -> dict:
-    """Encodes files into `output` (.bin or .npy) and returns the sidecar metadata."""
-    output = Path(output)
-    files = [Path(f) for f in files]
+    """encode_dataset with the older argument names and behaviour: add_eot=False is eot=None, the
+    output's folder is created if missing, and progress(nbytes, ntokens) receives the bytes and
+    tokens done since its previous call."""
+    files = [files] if isinstance(files, (str, os.PathLike)) else list(files)
     if not files:
         raise ValueError("no input files")
     for f in files:
-        if f.is_dir():
+        if not is_url(os.fspath(f)) and os.fspath(f) != "-" and Path(f).is_dir():
             raise ValueError(f"{f}: is a directory")
-        if not f.exists():
-            raise FileNotFoundError(f"{f}: no such file")
-    sidecar = output.with_name(output.name + ".json")
-    if not overwrite and (output.exists() or sidecar.exists()):
-        raise FileExistsError(f"{output} already exists; pass overwrite=True (--overwrite) to replace it")
-    eot = None
-    if add_eot:
-        eot = tok.eot_token if "<|endoftext|>" in tok.special_tokens_set else None
-        if eot is None:
-            raise ValueError("the tokenizer has no <|endoftext|> token; pass add_eot=False")
-    dtype = dtype_for(tok.n_vocab)
-    threads = num_threads or os.cpu_count() or 1
-    specials = tok.special_tokens_set
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fd, raw_tmp = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".partial")
-    count = 0
-    sources = []
-    try:
-        with os.fdopen(fd, "wb") as out:
-            for path in files:
-                file_tokens = 0
-                batch: list[tuple[str, bool]] = []
-                batch_chars = 0
+    eot = options.pop("eot", "auto" if add_eot else None)
+    expand_inputs(files)  # missing inputs are refused before the folder is made
+    if not is_url(os.fspath(output)) and options.get("shard_size") is None:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+    report = None
+    if progress is not None:
+        done = [0, 0]
 
-                def flush():
-                    nonlocal count, file_tokens, batch_chars
-                    ids = _encode_flat(tok, batch, eot, threads)
-                    ids.astype(dtype, copy=False).tofile(out)
-                    count += len(ids)
-                    file_tokens += len(ids)
-                    if progress:
-                        progress(sum(len(c.encode("utf-8")) for c, _ in batch), len(ids))
-                    batch.clear()
-                    batch_chars = 0
+        def report(state: Progress) -> None:
+            progress(state.bytes - done[0], state.tokens - done[1])
+            done[:] = [state.bytes, state.tokens]
 
-                try:
-                    for item in _segments(path, separator, specials, errors):
-                        batch.append(item)
-                        batch_chars += len(item[0])
-                        if batch_chars >= BATCH_CHARS:
-                            flush()
-                    flush()
-                except UnicodeDecodeError as e:
-                    raise ValueError(f"{path}: not UTF-8 ({e.reason} in a chunk near byte offset {e.start}); "
-                                     f"pass errors='replace' to replace invalid bytes") from None
-                sources.append({"path": str(path), "bytes": path.stat().st_size, "tokens": file_tokens})
-        final_tmp = raw_tmp
-        if output.suffix == ".npy":
-            final_tmp = _raw_to_npy(raw_tmp, dtype, count, output.parent, output.name)
-            os.unlink(raw_tmp)
-        meta = {
-            "format": "npy" if output.suffix == ".npy" else "bin",
-            "dtype": dtype.name,
-            "byteorder": "little" if np.little_endian else "big",
-            "count": count,
-            "tokenizer": getattr(tok, "name", "tokenizer"),
-            "n_vocab": tok.n_vocab,
-            "eot_token": eot,
-            "separator": separator,
-            "sources": sources,
-        }
-        os.replace(final_tmp, output)
-    except BaseException:
-        for p in (raw_tmp,):
-            try:
-                os.unlink(p)
-            except OSError:
-                pass
-        raise
-    write_atomic(sidecar, json.dumps(meta, indent=1).encode())
-    return meta
+    return encode_dataset(tok, files, output, separator=separator, eot=eot, num_threads=num_threads,
+                          overwrite=overwrite, errors=errors, progress=report, **options)
 
 
-def _encode_flat(tok, batch: list[tuple[str, bool]], eot: int | None, threads: int) -> np.ndarray:
-    """The ids of a batch of segments, one flat array, eot after each segment that ends a document."""
-    texts = [t for t, _ in batch]
-    suffix = [eot if ends and eot is not None else -1 for _, ends in batch]
-    if tok._native_pattern < 0 or getattr(tok, "_normalizer", None) is not None:  # the Python path
-        return np.asarray([i for t, s in zip(texts, suffix) for i in tok.encode_ordinary(t) + ([s] if s >= 0 else [])],
-                          dtype=np.uint32)
-    try:
-        ids, _ = tok._core.encode_ordinary_batch_flat(texts, suffix, threads)
-    except UnicodeEncodeError:
-        from .tokenizer import _replace_surrogates
-
-        ids, _ = tok._core.encode_ordinary_batch_flat([_replace_surrogates(t) for t in texts], suffix, threads)
-    return ids
-
-
-def _raw_to_npy(raw_path: str, dtype: np.dtype, count: int, folder: Path, name: str) -> str:
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".partial")
-    try:
-        with os.fdopen(fd, "wb") as out, open(raw_path, "rb") as src:
-            np.lib.format.write_array_header_1_0(out, {"descr": np.lib.format.dtype_to_descr(dtype),
-                                                       "fortran_order": False, "shape": (count,)})
-            while block := src.read(1 << 24):
-                out.write(block)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return tmp
-
-
-def read_ids(path: str | os.PathLike) -> np.ndarray:
-    """Memory-maps an output of encode_files (using its sidecar for a .bin)."""
-    path = Path(path)
-    if path.suffix == ".npy":
-        return np.load(path, mmap_mode="r")
-    meta = json.loads(path.with_name(path.name + ".json").read_text())
-    return np.memmap(path, dtype=np.dtype(meta["dtype"]), mode="r")

@@ -39,7 +39,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import tempfile
 from pathlib import Path
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -47,7 +46,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from . import _core
-from .vocab_cache import write_atomic
+from .outputs import write_atomic
 
 DEFAULT_RANGE_SIZE = 64 << 20  # bytes of a file per counting task / encoding shard
 DEFAULT_FANOUT = 4  # tables merged by one reduce task
@@ -83,8 +82,23 @@ def connect(address: str | None = None):
     ray = require_ray()
     if not ray.is_initialized():
         env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
-        ray.init(address=address, runtime_env={"env_vars": env} if env else None)
+        options = {"runtime_env": {"env_vars": env}} if env else {}
+        if address is None and not os.environ.get("RAY_ADDRESS"):
+            _loopback_only(options)
+        ray.init(address=address, **options)
     return ray
+
+
+def _loopback_only(options: dict) -> None:
+    """Options (and the switch Ray reads) for a new local instance whose services all listen on
+    127.0.0.1. Ray binds its gRPC servers to every interface and replaces a loopback node address by
+    the machine's unless its "cluster" mode is off (what it does on macOS and Windows), so that mode
+    is turned off, in this process and in the processes Ray starts from it."""
+    import ray._private.ray_constants as constants
+
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    constants.ENABLE_RAY_CLUSTER = False
+    options.update(_node_ip_address="127.0.0.1", include_dashboard=False)
 
 
 def _check_cpus(ray, cpus: int) -> None:
@@ -344,46 +358,103 @@ class _RangeReader(io.RawIOBase):
         super().close()
 
 
+def _open_part(tok, out_path: str):
+    """The partial file of a shard: beside its target, or in a local temporary folder when the
+    target is an fsspec URL (uploaded by _finish_part). Creates a local output folder: a worker may
+    not see the driver's file system."""
+    from .dataset import _Part, dtype_for
+    from .dataset_readers import is_url
+
+    if is_url(out_path):
+        import tempfile
+
+        local = Path(tempfile.mkdtemp(prefix="tokenforge-shard-")) / out_path.rsplit("/", 1)[-1]
+        return _Part(local, dtype_for(tok.n_vocab))
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    return _Part(Path(out_path), dtype_for(tok.n_vocab))
+
+
+def _finish_part(part, out_path: str) -> dict:
+    from . import outputs
+    from .dataset_readers import is_url, require_fsspec
+
+    info = part.close()
+    if is_url(out_path):
+        import shutil
+
+        fs, _, (target,) = require_fsspec(out_path).get_fs_token_paths(out_path)
+        try:
+            fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)  # a local file system needs the folder
+            fs.put_file(str(part.path), target)  # an object store makes the object appear whole
+        finally:
+            shutil.rmtree(part.path.parent, ignore_errors=True)
+    else:
+        outputs.commit([(part.path, out_path)])
+    return info
+
+
 def _encode_shard(tok, path, start: int, end: int, final: bool, separator, eot, errors: str, out_path: str,
-                  threads: int, crash_once) -> int:
-    """Encodes bytes [start, end) of a file into out_path (raw ids); returns the number of ids."""
-    from .dataset import BATCH_CHARS, _encode_flat, _segments_of, dtype_for
+                  threads: int, crash_once) -> dict:
+    """Encodes bytes [start, end) of a file into out_path (raw ids); returns its index entry (count,
+    bytes, crc32). Creates the output folder (a worker may not see the driver's file system)."""
+    from .dataset import BATCH_CHARS, _Encoder
+    from .dataset_readers import text_blocks, text_segments
 
     _crash_if_asked(crash_once, "encode")
-    dtype = dtype_for(tok.n_vocab)
-    out_dir = os.path.dirname(out_path)
-    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix="." + os.path.basename(out_path) + ".", suffix=".partial")
-    count = 0
+    encoder = _Encoder(tok, threads)
+    part = _open_part(tok, out_path)
     try:
-        with os.fdopen(fd, "wb") as out, io.TextIOWrapper(
-            io.BufferedReader(_RangeReader(path, start, end)), encoding="utf-8", errors=errors, newline=""
-        ) as text:
-            batch: list[tuple[str, bool]] = []
+        with io.BufferedReader(_RangeReader(path, start, end)) as raw:
+            batch: list[str] = []
+            suffix: list[int] = []
             chars = 0
-            try:
-                for item in _segments_of(text, separator, tok.special_tokens_set, final):
-                    batch.append(item)
-                    chars += len(item[0])
-                    if chars >= BATCH_CHARS:
-                        ids = _encode_flat(tok, batch, eot, threads)
-                        ids.astype(dtype, copy=False).tofile(out)
-                        count += len(ids)
-                        batch, chars = [], 0
-                if batch:
-                    ids = _encode_flat(tok, batch, eot, threads)
-                    ids.astype(dtype, copy=False).tofile(out)
-                    count += len(ids)
-            except UnicodeDecodeError as e:
-                raise ValueError(f"{path}: not UTF-8 ({e.reason} in bytes {start}..{end}); "
-                                 "pass errors='replace' to replace invalid bytes") from None
-        os.replace(tmp, out_path)
+            blocks = text_blocks(raw, f"{path} (bytes {start}..{end})", errors)
+            cut = encoder.cut if encoder.cuttable else None
+            for text, ends in text_segments(blocks, separator, cut, final):
+                batch.append(text)
+                suffix.append(eot if ends and eot is not None else -1)
+                chars += len(text)
+                if chars >= BATCH_CHARS:
+                    part.write(encoder.encode(batch, suffix)[0])
+                    batch, suffix, chars = [], [], 0
+            if batch:
+                part.write(encoder.encode(batch, suffix)[0])
+        info = _finish_part(part, out_path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        part.discard()
         raise
-    return count
+    return info
+
+
+def _encode_source(tok, name: str, input_format: str, field: str, separator, eot, errors: str, out_path: str,
+                   threads: int, crash_once) -> dict:
+    """Encodes one whole source (JSON lines, Parquet, compressed, a URL) into out_path with the
+    dataset readers; returns its index entry."""
+    from .dataset import BATCH_CHARS, _Encoder
+    from .dataset_readers import Source, segments
+
+    _crash_if_asked(crash_once, "encode")
+    encoder = _Encoder(tok, threads)
+    part = _open_part(tok, out_path)
+    try:
+        batch: list[str] = []
+        suffix: list[int] = []
+        chars = 0
+        for text, ends in segments(Source(name, None), fmt=input_format, field=field, separator=separator,
+                                   errors=errors, cut=encoder.cut if encoder.cuttable else None):
+            batch.append(text)
+            suffix.append(eot if ends and eot is not None else -1)
+            chars += len(text)
+            if chars >= BATCH_CHARS:
+                part.write(encoder.encode(batch, suffix)[0])
+                batch, suffix, chars = [], [], 0
+        if batch:
+            part.write(encoder.encode(batch, suffix)[0])
+        info = _finish_part(part, out_path)
+    except BaseException:
+        part.discard()
+        raise
+    return info
 
 
 def encode_files_ray(
@@ -393,109 +464,200 @@ def encode_files_ray(
     *,
     separator: str | None = None,
     add_eot: bool = True,
+    eot="auto",
+    input_format: str = "auto",
+    field: str = "text",
     errors: str = "strict",
     shard_size: int = DEFAULT_RANGE_SIZE,
     num_threads: int = 1,
     overwrite: bool = False,
+    resume: bool = False,
     address: str | None = None,
     max_retries: int = DEFAULT_MAX_RETRIES,
     _crash_once=None,
 ) -> dict:
     """Encodes files on Ray into out_dir: one raw ids file per shard and index.json; returns the index.
 
-    Each file is cut into shards of about shard_size bytes at safe cuts (named split patterns; with a
-    custom pattern or a normalizer each file is one shard). The ids, shards concatenated in index order, are those of
-    dataset.encode_files(tok, files, ..., separator=, add_eot=) (`read_shards` does that). The
-    tokenizer is sent to the workers pickled (a named encoding by its name: the workers load it from
-    their own cache, so TOKENFORGE_CACHE_DIR / TIKTOKEN_CACHE_DIR must be valid there).
+    Inputs are read with the dataset readers (dataset_readers: files, folders, globs, fsspec URLs;
+    text, JSON lines, Parquet, gzip / zstd). A plain local text file is cut into shards of about
+    shard_size bytes at safe cuts (named split patterns; with a custom pattern or a normalizer each
+    file is one shard); any other source is one shard. The ids, shards concatenated in index order,
+    are those of dataset.encode_dataset on the same inputs (`read_shards` does that). The tokenizer
+    is sent to the workers pickled (a named encoding by its name: the workers load it from their own
+    cache, so TOKENFORGE_CACHE_DIR / TIKTOKEN_CACHE_DIR must be valid there). out_dir is a folder
+    every node sees, or an fsspec URL (workers upload their shards); workers create a local folder
+    themselves. index.json is rewritten as shards complete ("complete": false until
+    the end), so resume=True after a killed driver encodes only the shards it does not list.
     num_threads is the native threads (and Ray CPUs) of each task."""
-    from .dataset import dtype_for
+    from .dataset import INDEX_NAME as _INDEX, SHARDS_FORMAT, dtype_for, resolve_eot
+    from .dataset_readers import _read_head, compression_of, expand_inputs, format_of, is_url
 
     if isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1:
         raise ValueError(f"shard_size must be a positive int, got {shard_size!r}")
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
+        raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
     if errors not in ("strict", "replace"):
         raise ValueError(f'errors must be "strict" or "replace", got {errors!r}')
     if separator is not None and (not isinstance(separator, str) or not separator):
         raise ValueError(f"separator must be a non-empty str or None, got {separator!r}")
-    files = [Path(f).absolute() for f in files]
-    if not files:
+    names = [os.fspath(f) for f in ([files] if isinstance(files, (str, os.PathLike)) else files)]
+    if not names:
         raise ValueError("no input files")
-    for f in files:
-        if f.is_dir():
-            raise ValueError(f"{f}: is a directory")
-        if not f.exists():
-            raise FileNotFoundError(f"{f}: no such file")
-    out_dir = Path(out_dir).absolute()
-    index_path = out_dir / INDEX_NAME
-    if index_path.exists() and not overwrite:
-        raise FileExistsError(f"{index_path} already exists; pass overwrite=True to replace it")
-    eot = None
-    if add_eot:
-        eot = tok.eot_token if "<|endoftext|>" in tok.special_tokens_set else None
-        if eot is None:
-            raise ValueError("the tokenizer has no <|endoftext|> token; pass add_eot=False")
+    if "-" in names:
+        raise ValueError("engine ray reads files, not standard input")
+    sources = expand_inputs([n if is_url(n) else os.path.abspath(n) for n in names])
+    folder = _OutputFolder(out_dir)
+    index_path = folder.name(_INDEX)
+    done: dict[tuple, dict] = {}
+    if folder.exists(_INDEX):
+        if resume:
+            old = folder.read_index()
+            for entry in old["shards"]:
+                done[(entry.get("source"), entry.get("start"), entry.get("end"))] = entry
+        elif not overwrite:
+            raise FileExistsError(f"{index_path} already exists; pass overwrite=True (--overwrite) to replace it, "
+                                  "or resume=True (--resume) to continue it")
+    eot_id = resolve_eot(tok, eot if add_eot else None)
     dtype = dtype_for(tok.n_vocab)
-    out_dir.mkdir(parents=True, exist_ok=True)
 
-    # Shards: (source, start, end, final). Cuts for encoding ignore special tokens (encode_ordinary
-    # treats them as text) and keep away from the separator.
-    # Unicode normalization (a tokenizer's normalizer) is applied to each segment; cuts other than the
-    # local path's have not been shown safe for it, so such a tokenizer gets one shard per file too.
-    splittable = tok._native_pattern >= 0 and getattr(tok, "_normalizer", None) is None
+    # Shards: (source, start, end, final, whole). Cuts for encoding ignore special tokens (encode_ordinary
+    # treats them as text) and keep away from the separator. Unicode normalization (a tokenizer's
+    # normalizer) is applied to each segment; cuts other than the local path's have not been shown
+    # safe for it, so such a tokenizer gets one shard per file too.
+    splittable = getattr(tok, "_native_pattern", -1) >= 0 and getattr(tok, "_normalizer", None) is None
     cutter = _core.PieceCounter(tok._native_pattern, []) if splittable else None
     avoid = separator.encode("utf-8") if separator else None
     shards = []
-    for f in files:
-        size = f.stat().st_size
-        ranges = file_ranges(f, size, shard_size, cutter, avoid=avoid) if cutter is not None else [(0, size)]
+    for src in sources:
+        plain = not is_url(src.name) and format_of(src.name, input_format) == "text"
+        if plain:
+            with open(src.name, "rb") as f:
+                plain = compression_of(_read_head(f)) is None
+        if not plain:
+            shards.append((src.name, None, None, True, True))
+            continue
+        size = src.size
+        ranges = file_ranges(src.name, size, shard_size, cutter, avoid=avoid) if cutter is not None else [(0, size)]
         ranges = ranges or [(0, 0)]  # an empty file is still a document (its eot)
         for j, (s, e) in enumerate(ranges):
-            shards.append((f, s, e, j == len(ranges) - 1))
+            shards.append((src.name, s, e, j == len(ranges) - 1, False))
+    header = {
+        "format": SHARDS_FORMAT,
+        "version": 1,
+        "dtype": dtype.name,
+        "byteorder": "little" if np.little_endian else "big",
+        "tokenizer": getattr(tok, "name", None) or type(tok).__name__,
+        "n_vocab": tok.n_vocab,
+        "eot_token": eot_id,
+        "separator": separator,
+    }
+    if resume and done and any(old.get(k) != v for k, v in header.items() if k not in ("format", "version")):
+        raise ValueError(f"{index_path}: cannot resume with another tokenizer, dtype, eot or separator; "
+                         "pass overwrite=True")
+    stale = set()
+    if folder.exists(_INDEX) and not resume:  # overwrite: every shard of the previous run goes
+        try:
+            stale = {s.get("file") for s in folder.read_index()["shards"]}
+        except ValueError:
+            pass
 
     ray = connect(address)
     _check_cpus(ray, num_threads)
-    encode = ray.remote(_encode_shard).options(num_cpus=num_threads, max_retries=max_retries,
-                                               retry_exceptions=False)
+    encode_range = ray.remote(_encode_shard).options(num_cpus=num_threads, max_retries=max_retries,
+                                                     retry_exceptions=False)
+    encode_source = ray.remote(_encode_source).options(num_cpus=num_threads, max_retries=max_retries,
+                                                       retry_exceptions=False)
     tok_ref = ray.put(tok)
-    names = [f"shard-{i:06d}.bin" for i in range(len(shards))]
-    refs = [encode.remote(tok_ref, str(f), s, e, final, separator, eot, errors, str(out_dir / n), num_threads,
-                          _crash_once)
-            for n, (f, s, e, final) in zip(names, shards)]
-    counts = _get(ray, refs)
-    index = {
-        "format": "tokenforge-shards",
-        "dtype": dtype.name,
-        "byteorder": "little" if np.little_endian else "big",
-        "count": int(sum(counts)),
-        "tokenizer": getattr(tok, "name", "tokenizer"),
-        "n_vocab": tok.n_vocab,
-        "eot_token": eot,
-        "separator": separator,
-        "shards": [
-            {"file": n, "source": str(f), "start": s, "end": e, "count": int(c)}
-            for n, (f, s, e, _), c in zip(names, shards, counts)
-        ],
-    }
-    stale = set()
-    if index_path.exists():  # overwrite: shards of the previous run that this one did not rewrite
-        try:
-            stale = {s["file"] for s in json.loads(index_path.read_text())["shards"]} - set(names)
-        except (ValueError, KeyError, TypeError):
-            pass
-    write_atomic(index_path, json.dumps(index, indent=1).encode())
-    for name in stale:
-        if os.path.basename(name) == name:
-            try:
-                os.unlink(out_dir / name)
-            except OSError:
-                pass
+    file_names = [f"shard-{i:06d}.bin" for i in range(len(shards))]
+    entries: list[dict | None] = [None] * len(shards)
+    pending = {}
+    for k, (name, s, e, final, whole) in enumerate(shards):
+        previous = done.get((name, s, e))
+        if previous is not None and previous.get("file") == file_names[k] and folder.exists(file_names[k]):
+            entries[k] = previous
+            continue
+        out_path = folder.name(file_names[k])
+        if whole:
+            ref = encode_source.remote(tok_ref, name, input_format, field, separator, eot_id, errors, out_path,
+                                       num_threads, _crash_once)
+        else:
+            ref = encode_range.remote(tok_ref, name, s, e, final, separator, eot_id, errors, out_path, num_threads,
+                                      _crash_once)
+        pending[ref] = k
+
+    def write_index(complete: bool) -> dict:
+        listed = [x for x in entries if x is not None]
+        index = dict(header, complete=complete, count=int(sum(x["count"] for x in listed)), shards=listed)
+        folder.write(_INDEX, json.dumps(index, indent=1).encode())
+        return index
+
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        k = pending.pop(ready[0])
+        info = _get(ray, ready[0])
+        name, s, e, _, _ = shards[k]
+        entries[k] = {"file": file_names[k], "source": name, "start": s, "end": e, **{x: int(v) for x, v in info.items()}}
+        write_index(complete=False)
+    index = write_index(complete=True)
+    for name in stale - set(file_names):
+        if isinstance(name, str) and os.path.basename(name) == name and name not in ("", ".", ".."):
+            folder.remove(name)
     return index
+
+
+class _OutputFolder:
+    """The output folder of encode_files_ray: a local path (every node sees it) or an fsspec URL
+    (s3://, gs://: workers upload their shards, the driver writes index.json last)."""
+
+    def __init__(self, where):
+        from .dataset_readers import is_url, require_fsspec
+
+        where = os.fspath(where)
+        self.url = is_url(where)
+        if self.url:
+            self.fs, _, (self.root,) = require_fsspec(where).get_fs_token_paths(where)
+            self.prefix = where.rstrip("/")
+        else:
+            self.root = Path(where).absolute()
+
+    def name(self, file: str) -> str:
+        return f"{self.prefix}/{file}" if self.url else str(self.root / file)
+
+    def exists(self, file: str) -> bool:
+        return self.fs.exists(f"{self.root}/{file}") if self.url else (self.root / file).exists()
+
+    def read_index(self) -> dict:
+        from .dataset import INDEX_NAME, _read_index
+
+        if not self.url:
+            return _read_index(self.root)
+        try:
+            index = json.loads(self.fs.cat(f"{self.root}/{INDEX_NAME}"))
+        except ValueError as e:
+            raise ValueError(f"{self.name(INDEX_NAME)}: not valid JSON ({e})") from None
+        if not isinstance(index, dict) or not isinstance(index.get("shards"), list):
+            raise ValueError(f"{self.name(INDEX_NAME)}: no list of shards")
+        return index
+
+    def write(self, file: str, data: bytes) -> None:
+        if self.url:
+            self.fs.makedirs(self.root, exist_ok=True)
+            self.fs.pipe(f"{self.root}/{file}", data)
+        else:
+            write_atomic(self.root / file, data)
+
+    def remove(self, file: str) -> None:
+        try:
+            if self.url:
+                self.fs.rm(f"{self.root}/{file}")
+            else:
+                os.unlink(self.root / file)
+        except (OSError, FileNotFoundError):
+            pass
 
 
 def read_shards(out_dir: str | os.PathLike) -> np.ndarray:
     """The ids of an encode_files_ray output, shards concatenated in index order (read into memory)."""
-    out_dir = Path(out_dir)
-    index = json.loads((out_dir / INDEX_NAME).read_text())
-    dtype = np.dtype(index["dtype"])
-    parts = [np.fromfile(out_dir / s["file"], dtype=dtype) for s in index["shards"]]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+    from .dataset import read_shards as _read
+
+    return _read(out_dir)

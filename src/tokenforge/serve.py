@@ -9,12 +9,18 @@ paste text, pick a tokenizer (every pretrained encoding, plus saved tokenizer fi
 server), and see the tokens as coloured spans with their ids, a live count, each token's bytes on
 hover, and two tokenizers side by side. The JSON API behind it:
 
-    GET  /api/tokenizers                     -> {"tokenizers": [{"name", "kind"}...]}
-    POST /api/tokenize {"text", "tokenizer", "allow_special": false}
-         -> {"tokenizer", "n_vocab", "count", "n_chars", "n_bytes", "truncated",
+    GET  /api/tokenizers                     -> {"tokenizers": [{"name", "kind"}...], "models": {model: encoding}}
+    POST /api/tokenize {"text", "tokenizer" (a name or a model name), "allow_special": false, "offset": 0}
+         -> {"tokenizer", "n_vocab", "count", "n_chars", "n_bytes", "truncated", "offset", "shown", "page_size", "pieces",
              "tokens": [{"id", "bytes" (hex), "text", "partial", "special"}...]}
 
-A token's "text" holds the characters whose *first* byte lies in the token, so the texts of all the
+Errors (including http.server's own: bad request line, headers too long, unknown method) are JSON
+{"error": message} with the same security headers. A connection is served by a thread, at most
+MAX_CONNECTIONS at once (more get 503); one request may take REQUEST_SECONDS in all, from the moment
+it is awaited to the last byte of the answer (a client that trickles its headers gets 408).
+
+At most MAX_TOKENS tokens are described per answer, from "offset" on (the page pages through them);
+the count is always of all of them. A token's "text" holds the characters whose *first* byte lies in the token, so the texts of all the
 tokens join to exactly the input; a token that holds only the tail of a character (a UTF-8 sequence
 split across tokens) has "text" "" and "partial" true, and the page shows its bytes instead.
 
@@ -30,6 +36,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 import socket
 import sys
 import threading
@@ -40,8 +47,12 @@ from pathlib import Path
 from typing import Iterable, Mapping
 from urllib.parse import urlsplit
 
+_DIGITS = re.compile(r"[0-9]{1,18}")
+
 MAX_BODY = 1 << 20  # bytes of a request body; larger requests get 413
 MAX_TOKENS = 20_000  # token details returned per request (the count is always exact)
+MAX_CONNECTIONS = 64  # connections served at once (a thread each); more are answered 503 and closed
+REQUEST_SECONDS = 30.0  # the whole of one request (waiting for it, reading it, answering) may take this long
 
 _STATIC = {  # URL path -> (file in tokenforge/static, content type); nothing else is served
     "/": ("visualizer.html", "text/html; charset=utf-8"),
@@ -110,7 +121,26 @@ class TokenizerSet:
     def describe(self) -> list[dict]:
         return [{"name": name, "kind": kind} for name, kind in self._kinds.items()]
 
+    def models(self) -> dict[str, str]:
+        """Model names (gpt-4o, gpt-3.5-turbo, ...) -> the offered encoding each uses."""
+        from .encoding import MODEL_TO_ENCODING
+
+        return {m: e for m, e in MODEL_TO_ENCODING.items() if self._kinds.get(e) == "pretrained"}
+
+    def resolve(self, name: str) -> str:
+        """A tokenizer's name, or the encoding of a model name (gpt-4o -> o200k_base)."""
+        if name in self._kinds:
+            return name
+        try:
+            from .encoding import encoding_name_for_model
+
+            encoding = encoding_name_for_model(name)
+        except (KeyError, ValueError):
+            return name
+        return encoding if self._kinds.get(encoding) == "pretrained" else name
+
     def get(self, name: str):
+        name = self.resolve(name)
         if name not in self._kinds:
             raise RequestError(
                 HTTPStatus.BAD_REQUEST, f"unknown tokenizer {name!r}; available: {', '.join(self._kinds)}"
@@ -170,23 +200,76 @@ def token_pieces(token_bytes: list[bytes]) -> list[tuple[str, bool]]:
     return pieces
 
 
-def tokenize(tok, text: str, *, allow_special: bool = False, max_tokens: int = MAX_TOKENS) -> dict:
-    """The API's answer for one text: ids, bytes (hex), text pieces, and counts."""
-    ids = tok.encode(text, allowed_special="all", disallowed_special=()) if allow_special else tok.encode_ordinary(text)
-    shown = ids[:max_tokens]
-    token_bytes = tok.decode_tokens_bytes(shown)
-    tokens = [
-        {"id": i, "bytes": b.hex(), "text": piece, "partial": partial, "special": tok.is_special_token(i)}
-        for i, b, (piece, partial) in zip(shown, token_bytes, token_pieces(token_bytes))
-    ]
+def _ids_of(tok, text: str, allow_special: bool) -> list[int]:
+    if hasattr(tok, "encode_ordinary"):  # byte-level BPE (tiktoken's API)
+        if allow_special:
+            return tok.encode(text, allowed_special="all", disallowed_special=())
+        return tok.encode_ordinary(text)
+    try:  # the pipeline families (WordPiece, char BPE, word, char): their special tokens only when allowed
+        return tok.encode(text, add_special_tokens=allow_special)
+    except TypeError:  # sentencepiece
+        return tok.encode(text)
+
+
+def _token_strings(tok, ids: list[int]) -> list[bytes] | None:
+    """The bytes of each token for byte-level tokenizers; None for the others (their tokens are
+    strings of the model: "▁the", "##ing", "the</w>")."""
+    if hasattr(tok, "decode_tokens_bytes"):
+        return tok.decode_tokens_bytes(ids)
+    return None
+
+
+def _piece_name(tok, i: int) -> str:
+    for method in ("id_to_piece", "id_to_token"):
+        fn = getattr(tok, method, None)
+        if fn is not None:
+            name = fn(i)
+            if name is not None:
+                return name
+    return f"<{i}>"
+
+
+def _is_special(tok, i: int) -> bool:
+    fn = getattr(tok, "is_special_token", None)
+    if fn is not None:
+        return bool(fn(i))
+    specials = getattr(tok, "special_tokens", None)
+    if isinstance(specials, dict):
+        return i in specials.values()
+    is_control = getattr(tok, "is_control", None)
+    return bool(is_control(i)) if is_control is not None else False
+
+
+def tokenize(tok, text: str, *, allow_special: bool = False, max_tokens: int = MAX_TOKENS, offset: int = 0) -> dict:
+    """The API's answer for one text: ids, bytes (hex), text pieces, and counts.
+
+    For byte-level tokenizers the texts of the tokens join to the input; for the other families a
+    token's text is its string in the model's vocabulary ("▁the", "##ing") and "pieces" is "model"."""
+    ids = _ids_of(tok, text, allow_special)
+    offset = min(max(0, offset), max(0, len(ids) - 1))
+    shown = ids[offset:offset + max_tokens]
+    token_bytes = _token_strings(tok, shown)
+    if token_bytes is not None:
+        tokens = [
+            {"id": i, "bytes": b.hex(), "text": piece, "partial": partial, "special": _is_special(tok, i)}
+            for i, b, (piece, partial) in zip(shown, token_bytes, token_pieces(token_bytes))
+        ]
+    else:
+        names = [_piece_name(tok, i) for i in shown]
+        tokens = [{"id": i, "bytes": n.encode("utf-8", "surrogatepass").hex(), "text": n, "partial": False,
+                   "special": _is_special(tok, i)} for i, n in zip(shown, names)]
     n_bytes = len(text.encode("utf-8", errors="surrogatepass"))
     return {
-        "tokenizer": tok.name,
+        "tokenizer": getattr(tok, "name", None) or type(tok).__name__,
         "n_vocab": tok.n_vocab,
         "count": len(ids),
         "n_chars": len(text),
         "n_bytes": n_bytes,
         "truncated": len(ids) > len(shown),
+        "offset": offset,
+        "shown": len(shown),
+        "page_size": max_tokens,
+        "pieces": "bytes" if token_bytes is not None else "model",
         "tokens": tokens,
     }
 
@@ -208,7 +291,66 @@ class _Handler(BaseHTTPRequestHandler):
     server: "VisualizerServer"
     server_version = "tokenforge-serve"
     protocol_version = "HTTP/1.1"
-    timeout = 30  # seconds a connection may stay idle: a slow client cannot hold a thread forever
+    timeout = REQUEST_SECONDS  # per recv; the whole request is bounded by the watchdog below
+    error_content_type = "application/json"
+    error_message_format = '{"error": "%(message)s (%(code)d)"}'
+
+    # -- one request, within REQUEST_SECONDS from the moment it is awaited
+
+    def handle_one_request(self):
+        self._answering = False
+        self._expired = False
+        watchdog = threading.Timer(self.server.request_seconds, self._expire)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            super().handle_one_request()
+        except Exception as e:  # never a dropped connection without an answer
+            if self._expired:
+                self.close_connection = True
+                return
+            if not self._answering:
+                try:
+                    self._send_json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"internal error: {type(e).__name__}: {e}"},
+                                    close=True)
+                except OSError:
+                    pass
+            self.close_connection = True
+        finally:
+            watchdog.cancel()
+        if self._expired:
+            self.close_connection = True
+
+    def _expire(self) -> None:
+        """The request took too long (a slow client): answer 408 if nothing was sent yet, and close."""
+        self._expired = True
+        try:
+            if not self._answering:
+                self._answering = True
+                body = json.dumps({"error": f"request not complete within {self.server.request_seconds:g} s"}).encode()
+                head = "".join(f"{k}: {v}\r\n" for k, v in _SECURITY_HEADERS.items())
+                self.connection.sendall(
+                    b"HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                    + head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        except OSError:
+            pass
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def send_error(self, code, message=None, explain=None):
+        """http.server's own errors (bad request line, headers too long, unknown method) as JSON
+        with the security headers, like every other answer."""
+        try:
+            status = HTTPStatus(code)
+        except ValueError:
+            status = HTTPStatus.BAD_REQUEST
+        self.close_connection = True
+        if self._answering:
+            return
+        text = message or status.phrase
+        self._send_json(status, {"error": text}, close=True)
 
     # -- plumbing
 
@@ -217,6 +359,9 @@ class _Handler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
     def _send(self, status: HTTPStatus, body: bytes, content_type: str, *, close: bool = False) -> None:
+        self._answering = True
+        if getattr(self, "request_version", "HTTP/1.1") == "HTTP/0.9":
+            self.request_version = "HTTP/1.1"  # always answer with a status line and headers
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -249,12 +394,19 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- methods
 
+    def _no_body(self) -> None:
+        """A GET / HEAD with a body would leave the body to be read as the next request: refused."""
+        if self.headers.get("Transfer-Encoding") or self.headers.get("Content-Length", "0").strip() != "0":
+            raise RequestError(HTTPStatus.BAD_REQUEST, f"a {self.command} request takes no body")
+
     def do_GET(self):  # noqa: N802 - http.server's naming
         try:
             self._check_host()
+            self._no_body()
             path = urlsplit(self.path).path
             if path == "/api/tokenizers":
-                self._send_json(HTTPStatus.OK, {"tokenizers": self.server.tokenizers.describe()})
+                tokenizers = self.server.tokenizers
+                self._send_json(HTTPStatus.OK, {"tokenizers": tokenizers.describe(), "models": tokenizers.models()})
                 return
             entry = _STATIC.get(path)
             if entry is None:
@@ -276,6 +428,9 @@ class _Handler(BaseHTTPRequestHandler):
             text = request.get("text")
             name = request.get("tokenizer")
             allow_special = request.get("allow_special", False)
+            offset = request.get("offset", 0)
+            if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+                raise RequestError(HTTPStatus.BAD_REQUEST, '"offset" must be a non-negative integer')
             if not isinstance(text, str):
                 raise RequestError(HTTPStatus.BAD_REQUEST, '"text" must be a string')
             if not isinstance(name, str):
@@ -283,8 +438,8 @@ class _Handler(BaseHTTPRequestHandler):
             if not isinstance(allow_special, bool):
                 raise RequestError(HTTPStatus.BAD_REQUEST, '"allow_special" must be true or false')
             tok = self.server.tokenizers.get(name)
-            answer = tokenize(tok, text, allow_special=allow_special, max_tokens=self.server.max_tokens)
-            answer["tokenizer"] = name
+            answer = tokenize(tok, text, allow_special=allow_special, max_tokens=self.server.max_tokens, offset=offset)
+            answer["tokenizer"] = self.server.tokenizers.resolve(name)
             self._send_json(HTTPStatus.OK, answer)
         except RequestError as e:
             self._error(e)
@@ -297,15 +452,13 @@ class _Handler(BaseHTTPRequestHandler):
             raise RequestError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "send the request as Content-Type: application/json")
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             raise RequestError(HTTPStatus.LENGTH_REQUIRED, "send a Content-Length, not a chunked body")
-        length = self.headers.get("Content-Length")
-        if length is None:
+        lengths = self.headers.get_all("Content-Length") or []
+        if not lengths:
             raise RequestError(HTTPStatus.LENGTH_REQUIRED, "a Content-Length header is required")
-        try:
-            length = int(length)
-        except ValueError:
-            raise RequestError(HTTPStatus.BAD_REQUEST, f"bad Content-Length {length!r}") from None
-        if length < 0:
-            raise RequestError(HTTPStatus.BAD_REQUEST, f"bad Content-Length {length}")
+        if len(set(lengths)) != 1 or not _DIGITS.fullmatch(lengths[0]):
+            # int() would accept "1_0", "+5", " 5" and full-width digits; HTTP allows only 1*DIGIT
+            raise RequestError(HTTPStatus.BAD_REQUEST, f"bad Content-Length {', '.join(lengths)!r}")
+        length = int(lengths[0])
         if length > self.server.max_body:
             raise RequestError(
                 HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
@@ -318,6 +471,8 @@ class _Handler(BaseHTTPRequestHandler):
             obj = json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise RequestError(HTTPStatus.BAD_REQUEST, f"request body is not valid JSON: {e}") from None
+        except RecursionError:
+            raise RequestError(HTTPStatus.BAD_REQUEST, "request body is nested too deeply") from None
         if not isinstance(obj, dict):
             raise RequestError(HTTPStatus.BAD_REQUEST, "request body must be a JSON object")
         return obj
@@ -331,13 +486,42 @@ class VisualizerServer(ThreadingHTTPServer):
     # accepting thread waits for the GIL (e.g. while a vocabulary loads).
     request_queue_size = 128
 
-    def __init__(self, address, tokenizers: TokenizerSet, *, max_body: int, max_tokens: int, verbose: bool):
+    def __init__(self, address, tokenizers: TokenizerSet, *, max_body: int, max_tokens: int, verbose: bool,
+                 max_connections: int = MAX_CONNECTIONS, request_seconds: float = REQUEST_SECONDS):
         super().__init__(address, _Handler)
         self.tokenizers = tokenizers
         self.max_body = max_body
         self.max_tokens = max_tokens
         self.verbose = verbose
         self.loopback = _is_loopback(address[0])
+        self.request_seconds = request_seconds
+        self._slots = threading.BoundedSemaphore(max_connections)
+
+    def process_request(self, request, client_address):
+        """A thread per connection, at most max_connections at once; beyond that a short 503."""
+        if not self._slots.acquire(blocking=False):
+            try:
+                request.settimeout(1.0)
+                body = b'{"error": "too many connections; try again"}'
+                head = "".join(f"{k}: {v}\r\n" for k, v in _SECURITY_HEADERS.items()).encode()
+                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                                b"Connection: close\r\nRetry-After: 1\r\n" + head
+                                + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     @property
     def url(self) -> str:
@@ -359,6 +543,8 @@ def make_server(
     encodings: Iterable[str] | None = None,
     max_body: int = MAX_BODY,
     max_tokens: int = MAX_TOKENS,
+    max_connections: int = MAX_CONNECTIONS,
+    request_seconds: float = REQUEST_SECONDS,
     verbose: bool = False,
 ) -> VisualizerServer:
     """A visualizer server bound to (host, port), not yet serving: call serve_forever() on it.
@@ -373,7 +559,12 @@ def make_server(
         raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
     tokset = TokenizerSet(encodings=encodings, tokenizer_files=tokenizer_files, tokenizers=tokenizers)
     cls = _VisualizerServer6 if ":" in host else VisualizerServer
-    return cls((host, port), tokset, max_body=max_body, max_tokens=max_tokens, verbose=verbose)
+    if not isinstance(max_connections, int) or max_connections < 1:
+        raise ValueError(f"max_connections must be a positive int, got {max_connections!r}")
+    if not isinstance(request_seconds, (int, float)) or not request_seconds > 0:
+        raise ValueError(f"request_seconds must be positive, got {request_seconds!r}")
+    return cls((host, port), tokset, max_body=max_body, max_tokens=max_tokens, verbose=verbose,
+               max_connections=max_connections, request_seconds=float(request_seconds))
 
 
 def serve(

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -58,21 +57,17 @@ def _items(texts_or_paths) -> list:
 
 
 def _read_chunks(path: Path, sizes: list[int]):
-    """Yields the file's text in chunks; adds (characters, bytes) to sizes."""
-    try:
-        with open(path, encoding="utf-8", errors="strict", newline="") as f:
-            while True:
-                try:
-                    chunk = f.read(READ_CHARS)
-                except UnicodeDecodeError as e:
-                    raise ValueError(f"{path}: not UTF-8 text ({e.reason} at a byte near {e.start})") from None
-                if not chunk:
-                    return
-                sizes[0] += len(chunk)
-                sizes[1] += len(chunk.encode("utf-8", errors="surrogatepass"))
-                yield chunk
-    except IsADirectoryError:
-        raise ValueError(f"{path}: is a directory, not a text file") from None
+    """Yields the file's text in chunks; adds (characters, bytes) to sizes. Invalid UTF-8 is an
+    error giving its byte offset in the file."""
+    from .dataset_readers import text_blocks
+
+    if path.is_dir():
+        raise ValueError(f"{path}: is a directory, not a text file")
+    with open(path, "rb") as f:
+        for chunk in text_blocks(f, str(path), "strict"):
+            sizes[0] += len(chunk)
+            sizes[1] += len(chunk.encode("utf-8", errors="surrogatepass"))
+            yield chunk
 
 
 def _token_text(b: bytes) -> str:
@@ -85,6 +80,7 @@ def corpus_stats(
     *,
     top_k: int = 20,
     allowed_special: frozenset[str] | set[str] | str = frozenset(),
+    progress=None,
 ) -> dict:
     """Statistics of `tokenizer` on the texts and files given; a JSON-serialisable dict.
 
@@ -93,7 +89,8 @@ def corpus_stats(
     of token occurrences], ...]), vocab_length_histogram ([[bytes, number of vocabulary tokens],
     ...]), top_tokens ([{id, count, share, bytes (hex), text}, ...] most frequent first, ties by
     id), distinct_tokens, vocab_used_share, coverage ({"50%": n, "90%": n, "99%": n}), and
-    rank_frequency (the count of every token that occurs, most frequent first).
+    rank_frequency (the count of every token that occurs, most frequent first). `progress`, if
+    given, is called with the number of bytes of the files read so far.
     """
     tok = _tokenizer(tokenizer)
     items = _items(texts_or_paths)
@@ -121,12 +118,15 @@ def corpus_stats(
         else:
             path = Path(item)
             sizes = [0, 0]
+            done_before = n_bytes
             stream = tok.encode_iterable(_read_chunks(path, sizes), allowed_special=allowed_special, disallowed_special=())
             while True:
                 block = np.fromiter(_take(stream, BLOCK_IDS), dtype=np.int64)
                 if block.size == 0:
                     break
                 counts += np.bincount(block, minlength=size)
+                if progress is not None:
+                    progress(done_before + sizes[1])
             chars += sizes[0]
             n_bytes += sizes[1]
             files.append(str(path))
@@ -298,7 +298,7 @@ def _length_plot(runs: list[dict], max_len: int = 24) -> bytes:
             x = np.arange(1, max_len + 1) + (k - (len(runs) - 1) / 2) * width
             ax.bar(x, share, width=width, label=r["tokenizer"])
         ax.set_title(f"Token length: {title}")
-        ax.set_xlabel("bytes per token")
+        ax.set_xlabel("token length (bytes)")
         ax.set_ylabel("share (%)")
         ticks = [*range(1 if max_len <= 16 else 2, max_len, 1 if max_len <= 16 else 2), max_len]
         ax.set_xticks(ticks, [*map(str, ticks[:-1]), f"{max_len}+"])
@@ -348,7 +348,7 @@ def write_report(stats: Mapping | Sequence[Mapping], out_dir: str | os.PathLike,
     which the tables and plots then compare. Each file is written atomically. Returns the paths by
     kind: {"json", "markdown", "token_lengths", "vocab_use"}.
     """
-    from .vocab_cache import write_atomic
+    from .outputs import write_atomic
 
     runs = _as_list(stats)
     out = Path(out_dir)
@@ -364,7 +364,11 @@ def write_report(stats: Mapping | Sequence[Mapping], out_dir: str | os.PathLike,
     write_atomic(paths["vocab_use"], _vocab_plot(runs))
     payload = runs[0] if isinstance(stats, Mapping) else runs
     write_atomic(paths["json"], json.dumps(payload, ensure_ascii=False, indent=1).encode("utf-8"))
-    title = title or "Tokenizer statistics: " + ", ".join(r["tokenizer"] for r in runs)
+    if title is None:
+        corpus = runs[0].get("files") or []
+        where = (", ".join(Path(f).name for f in corpus[:3]) + (f" and {len(corpus) - 3} more" if len(corpus) > 3 else "")
+                 if corpus else f"{runs[0].get('texts', 0)} text(s)")
+        title = "Tokenizer statistics: " + ", ".join(r["tokenizer"] for r in runs) + f" on {where}"
     images = {"token length distribution": paths["token_lengths"].name, "vocabulary use": paths["vocab_use"].name}
     write_atomic(paths["markdown"], _markdown(runs, images, title).encode("utf-8"))
     return paths

@@ -1,42 +1,65 @@
 """Where a stream of text may be cut without changing how it is split into pieces.
 
-`encode_iterable` must give exactly the ids of the whole concatenation while holding only a bounded
-buffer, so it encodes the buffer up to a *safe cut* and keeps the rest. A cut at c is safe when the
-split pattern is certain to end a piece at c whatever text follows, and nothing before c depends on
-what comes after. For the three named patterns (GPT-2, cl100k, o200k) two places qualify:
+`encode_iterable` and the dataset encoder must give exactly the ids of the whole text while holding
+only a bounded buffer, so they encode the buffer up to a *safe cut* and keep the rest. A cut at c is
+safe when the split pattern is certain to end a piece at c whatever text follows, and nothing before
+c depends on what comes after. For the three named patterns (GPT-2, cl100k, o200k) three places
+qualify:
 
 - a space between two ASCII letters ("a b"): the letter run ends at the space, and the space starts
   the next piece (" b...") in each pattern;
 - after a newline between a non-space and an ASCII letter ("x\\nb"): no branch carries a newline into
   a letter run (the letter branches' optional prefix excludes CR and LF), and as the newline is not
-  part of a longer whitespace run, the end of text does not change how it is split (`\\s++$`).
+  part of a longer whitespace run, the end of text does not change how it is split (`\\s++$`);
+- before a punctuation mark that follows a letter or a digit ("中|，", "12|,"): letter and digit
+  runs end at punctuation in each pattern, and a piece never starts before a letter or digit and
+  takes the punctuation after it. This is the cut of text without ASCII spaces (Chinese, Japanese,
+  numeric CSV). The apostrophe is excluded (o200k attaches "'s" to the word before), and the marks
+  are a fixed list, so a character that Python's Unicode tables do not know is never taken for one.
 
-A special token containing the separator would make that cut unsafe, so the rule is then not used.
-For custom patterns the same cuts are used; a pattern that can match across them would make the
-streamed ids differ (documented in docs/design.md).
+A cut is not used where a special token could straddle it (the two characters around it occur
+together in a special token). For custom patterns the same cuts are used; a pattern that can match
+across them would make the streamed ids differ (documented in docs/design.md).
 """
 
 from __future__ import annotations
 
 import re
 
-_SPACE_CUT = re.compile(r"[A-Za-z] [A-Za-z]")
-_NEWLINE_CUT = re.compile(r"\S\n[A-Za-z]")
+_PUNCT = re.escape("!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~") + "，。、；：？！「」『』（）《》〈〉【】〔〕…—・·～"
+_RULES = (  # (regex, where the cut is: offset from the match start)
+    (re.compile(r"[A-Za-z] [A-Za-z]"), 1),  # "a| b"
+    (re.compile(r"\S\n[A-Za-z]"), 2),  # "x\n|b"
+    (re.compile(r"[^\W_][" + _PUNCT + "]"), 1),  # "中|，"
+)
 
 
-def safe_cut(buffer: str, special_tokens) -> int:
-    """The largest safe cut position in buffer, or 0 if there is none."""
-    rules = []  # (regex, where the cut is: offset from the match start)
-    if not any(" " in s for s in special_tokens):
-        rules.append((_SPACE_CUT, 1))  # "a| b"
-    if not any("\n" in s for s in special_tokens):
-        rules.append((_NEWLINE_CUT, 2))  # "x\n|b"
-    for window in (4096, len(buffer)):
-        start = max(0, len(buffer) - window)
+def safe_cut(buffer: str, special_tokens=(), *, start: int = 0, end: int | None = None) -> int:
+    """The largest safe cut position in buffer[:end] at or after `start`, or 0 if there is none
+    (a cut at `end` itself is not considered: what follows it is unknown).
+
+    The search looks at the end first and then at windows that double backwards, so finding a cut
+    costs about the length of text after it; with `start` a caller that already searched
+    buffer[:start] in vain keeps the total work linear."""
+    specials = [s for s in special_tokens if s]
+    end = len(buffer) if end is None else min(end, len(buffer))
+    window = 4096
+    lo = end
+    while lo > start:
+        hi, lo = lo, max(start, end - window)
         best = 0
-        for rule, offset in rules:
-            for m in rule.finditer(buffer, start):
-                best = max(best, m.start() + offset)
+        # Matches may overlap the window's upper edge by two characters.
+        for rule, offset in _RULES:
+            for m in rule.finditer(buffer, max(0, lo - 2), min(end, hi + 2)):
+                c = m.start() + offset
+                if c > best and c >= max(lo, 1) and not _straddles(buffer, c, specials):
+                    best = c
         if best:
             return best
+        window *= 4
     return 0
+
+
+def _straddles(buffer: str, c: int, specials) -> bool:
+    pair = buffer[c - 1:c + 1]
+    return any(pair in s for s in specials)

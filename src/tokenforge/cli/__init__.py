@@ -15,6 +15,7 @@ never a traceback; a bad command line exits with 2.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from .encoding import add_count_command, add_decode_command, add_encode_command
@@ -40,7 +41,10 @@ __all__ = ["main", "build_parser", "DEMO_SAMPLE"]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
     parser = argparse.ArgumentParser(prog="tokenforge", description="Fast, exact text tokenizers.")
+    parser.add_argument("--version", action="version", version=f"tokenforge {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in COMMANDS:
         add(subparsers)
@@ -60,7 +64,40 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:  # e.g. `tokenforge encode ... | head`
         return 0
-    except (ValueError, TypeError, KeyError, OSError, ImportError) as e:
-        message = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"tokenforge {args.command}: error: {message}", file=sys.stderr)
+    except MemoryError:
+        print(f"tokenforge {args.command}: error: out of memory (a smaller --vocab-size, input or --threads?)",
+              file=sys.stderr)
         return 1
+    except RecursionError:
+        print(f"tokenforge {args.command}: error: input nested too deeply", file=sys.stderr)
+        return 1
+    except (ValueError, TypeError, KeyError, OSError, ImportError, RuntimeError) as e:
+        message = e.args[0] if isinstance(e, KeyError) and e.args else e
+        print(f"tokenforge {args.command}: error: {as_flags(str(message))}", file=sys.stderr)
+        return 1
+
+
+# Python keyword arguments named in library errors, and the flags a user of the command line typed.
+_FLAGS = {
+    "errors='replace'": "--errors replace",
+    "overwrite=True": "--overwrite",
+    "add_eot=False": "--no-eot",
+    "eot=None": "--no-eot",
+    "resume=True": "--resume",
+    "vocab_size": "--vocab-size",
+    "num_workers": "--workers",
+    "num_threads": "--threads",
+    "chunk_size": "--chunk-size",
+    "min_frequency": "--min-frequency",
+    "shard_size": "--shard-size",
+    "val_fraction": "--val-fraction",
+    "special_tokens": "--special-token",
+}
+_FLAG_RE = re.compile("|".join(re.escape(k) for k in sorted(_FLAGS, key=len, reverse=True)))
+
+
+def as_flags(message: str) -> str:
+    """A library error message with its keyword arguments replaced by the command line's flags
+    (a flag already given beside the keyword, as in "--overwrite (overwrite=True)", stays once)."""
+    message = re.sub(r" \((?:eot|errors|overwrite|add_eot|resume)=[^)]*\)", "", message)
+    return _FLAG_RE.sub(lambda m: _FLAGS[m.group(0)], message)

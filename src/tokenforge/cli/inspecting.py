@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from ._common import add_text_inputs, add_tokenizer_option, read_text, tokenizer
+from ._common import (SPECIAL_HELP, add_special_options, add_text_inputs, add_tokenizer_option, encode_with_policy,
+                      read_text, tokenizer)
 
 # Background colours for alternating tokens (ANSI 256-colour palette, readable with dark text).
 _COLOURS = [153, 194, 223, 218, 189, 230, 158, 224]
@@ -21,13 +22,13 @@ def add_show_command(subparsers) -> None:
     p = subparsers.add_parser(
         "show",
         help="show text with token boundaries coloured and the ids beside it",
-        description="Prints the text with each token on a coloured background (on a terminal), then the ids.",
+        description="Prints the text with each token on a coloured background (on a terminal), then the ids. "
+        + SPECIAL_HELP + ".",
     )
     add_tokenizer_option(p)
     add_text_inputs(p)
+    add_special_options(p)
     p.add_argument("--color", choices=["auto", "always", "never"], default="auto")
-    p.add_argument("--allowed-special", default="all", choices=["none", "all"],
-                   help="special tokens in the text: as such (all, default) or as ordinary text (none)")
     p.set_defaults(func=cmd_show)
 
 
@@ -35,10 +36,7 @@ def cmd_show(args) -> int:
     tok = tokenizer(args.tokenizer)
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     for name, text in read_text(args):
-        if args.allowed_special == "all":
-            ids = tok.encode(text, allowed_special="all")
-        else:
-            ids = tok.encode_ordinary(text)
+        ids = encode_with_policy(tok, text, args.special)
         pieces = [_piece_text(b) for b in tok.decode_tokens_bytes(ids)]
         if colour:
             out = "".join(f"\x1b[30;48;5;{_COLOURS[k % len(_COLOURS)]}m{p}\x1b[0m" for k, p in enumerate(pieces))
@@ -98,7 +96,7 @@ def add_stats_command(subparsers) -> None:
         "the share of the vocabulary ever used, as a report with PNG plots (needs matplotlib: "
         "pip install 'tokenforge[viz]').",
     )
-    add_tokenizer_option(p)
+    add_tokenizer_option(p, many=True)
     p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files")
     p.add_argument("-o", "--output", required=True, help="the folder to write the report and plots into")
     p.set_defaults(func=cmd_stats)
@@ -111,12 +109,24 @@ def cmd_stats(args) -> int:
         raise ValueError(f"tokenforge stats needs matplotlib ({e}); pip install 'tokenforge[viz]'") from None
     from pathlib import Path
 
-    tok = tokenizer(args.tokenizer)
     for f in args.files:
         if not Path(f).is_file():
             raise ValueError(f"{f}: not a file")
-    result = stats.corpus_stats(tok, [Path(f) for f in args.files])  # Paths are read as files
-    written = stats.write_report(result, args.output)
-    print(f"bytes/token {result['bytes_per_token']:.2f}; wrote " + ", ".join(str(p) for p in written.values()),
-          file=sys.stderr)
+    from ._common import Progress
+
+    total = sum(Path(f).stat().st_size for f in args.files)
+    runs = []
+    for spec in args.tokenizer:  # every tokenizer on the same files: the report compares them
+        bar = Progress(total, desc=f"stats ({spec})", quiet=total < 50 << 20)
+        try:
+            result = stats.corpus_stats(tokenizer(spec), [Path(f) for f in args.files],  # Paths are read as files
+                                        progress=lambda n: bar.update(n))
+        finally:
+            bar.close()
+        result["tokenizer"] = spec
+        runs.append(result)
+    written = stats.write_report(runs if len(runs) > 1 else runs[0], args.output)
+    summary = "; ".join(f"{r['tokenizer']}: " + (f"{r['bytes_per_token']:.2f} bytes/token" if r["tokens"] else "no tokens")
+                        for r in runs)
+    print(f"{summary}; wrote " + ", ".join(str(p) for p in written.values()), file=sys.stderr)
     return 0

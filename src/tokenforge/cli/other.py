@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ._common import add_text_inputs, add_tokenizer_option, read_text, tokenizer
+from ._common import add_text_inputs, add_tokenizer_option, port, positive_int, read_text, split_pattern, tokenizer
 
 
 def add_convert_command(subparsers) -> None:
@@ -19,7 +19,8 @@ def add_convert_command(subparsers) -> None:
     p.add_argument("input", metavar="IN")
     p.add_argument("output", metavar="OUT")
     p.add_argument("--to", required=True, metavar="FORMAT")
-    p.add_argument("--pattern", default=None, help="the split pattern, for inputs that lack one (.tiktoken)")
+    p.add_argument("--pattern", type=split_pattern, default=None,
+                   help="the split pattern (a name such as cl100k or cl100k_base, or a regex), for inputs that lack one (.tiktoken)")
     p.add_argument("--special-token", action="append", default=None, metavar="TOKEN=ID",
                    help="a special token with its id, for inputs that lack them (repeatable)")
     p.set_defaults(func=cmd_convert)
@@ -54,7 +55,7 @@ def add_serve_command(subparsers) -> None:
     )
     p.add_argument("tokenizer_files", nargs="*", metavar="FILE", help="saved tokenizer files to offer")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=port, default=8000, help="0..65535 (0: any free port; default: 8000)")
     p.set_defaults(func=cmd_serve)
 
 
@@ -74,7 +75,7 @@ def add_bench_command(subparsers) -> None:
     )
     add_tokenizer_option(p, many=True)
     add_text_inputs(p)
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--repeat", type=positive_int, default=5)
     p.set_defaults(func=cmd_bench)
 
 

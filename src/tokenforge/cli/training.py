@@ -6,6 +6,8 @@ import sys
 import time
 from pathlib import Path
 
+from ._common import positive_int, split_pattern, vocab_size
+
 # --------------------------------------------------------------------------------------------------
 # train
 
@@ -19,12 +21,13 @@ def add_train_command(subparsers) -> None:
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files")
     p.add_argument("-o", "--output", required=True, help="the tokenizer file to write")
-    p.add_argument("--vocab-size", type=int, required=True, help="256 bytes + merges + special tokens")
-    p.add_argument("--pattern", default="cl100k", help='split pattern: "gpt2", "cl100k", "o200k" or a regex (default: cl100k)')
+    p.add_argument("--vocab-size", type=vocab_size, required=True, help="256 bytes + merges + special tokens")
+    p.add_argument("--pattern", type=split_pattern, default="cl100k",
+                   help='split pattern: "gpt2", "cl100k", "o200k", an encoding name (cl100k_base) or a regex (default: cl100k)')
     p.add_argument("--special-token", action="append", default=[], metavar="TOKEN", help="a special token (repeatable)")
-    p.add_argument("--min-frequency", type=int, default=1, help="stop when the best pair occurs fewer times (default: 1)")
-    p.add_argument("--workers", type=int, default=None, help="counting threads (default: all CPUs)")
-    p.add_argument("--chunk-size", type=int, default=None, help="bytes read at a time (default: 16 MiB)")
+    p.add_argument("--min-frequency", type=positive_int, default=1, help="stop when the best pair occurs fewer times (default: 1)")
+    p.add_argument("--workers", type=positive_int, default=None, help="counting threads (default: all CPUs)")
+    p.add_argument("--chunk-size", type=positive_int, default=None, help="bytes read at a time (default: 16 MiB)")
     p.add_argument("--errors", choices=["strict", "replace"], default="strict", help="bytes that are not UTF-8: fail or replace with U+FFFD")
     p.add_argument("--name", default=None, help="the tokenizer's name (default: the output file's stem)")
     p.add_argument("--vocab-file", default=None, help="the vocabulary listing (default: OUTPUT.vocab)")
@@ -42,6 +45,8 @@ def cmd_train(args) -> int:
     output = Path(args.output)
     if output.is_dir():
         raise ValueError(f"{output}: is a directory; give the path of the tokenizer file to write")
+    if not output.parent.is_dir():
+        raise FileNotFoundError(f"{output.parent}: no such folder for --output")
     start = time.perf_counter()
     tok = train_bpe(
         list(args.inputs),
@@ -58,15 +63,37 @@ def cmd_train(args) -> int:
         ray_address=args.address,
     )
     seconds = time.perf_counter() - start
-    tok.save(output)
-    written = [str(output)]
-    if not args.no_vocab_file:
-        vocab_path = Path(args.vocab_file) if args.vocab_file else output.with_name(output.name + ".vocab")
-        tok.save(vocab_path, format="listing")  # tokenforge.formats.listing: id, token, its two parts
-        written.append(str(vocab_path))
+    written = _save_together(tok, output, None if args.no_vocab_file else
+                             (Path(args.vocab_file) if args.vocab_file else output.with_name(output.name + ".vocab")))
     if not args.quiet:
         print(f"trained {tok.n_vocab} tokens in {seconds:.1f} s; wrote {', '.join(written)}", file=sys.stderr)
     return 0
+
+
+def _save_together(tok, output: Path, vocab_path: Path | None) -> list[str]:
+    """Writes the tokenizer file and its listing as partial files, then renames both (the listing
+    first): an interrupted run leaves the old pair or the new pair, never a tokenizer whose listing
+    is missing or from another run."""
+    from .. import outputs
+
+    if not output.parent.is_dir():
+        raise FileNotFoundError(f"{output.parent}: no such folder for --output")
+    pairs = []
+    try:
+        if vocab_path is not None:
+            listing = outputs.partial_path(vocab_path)
+            tok.save(listing, format="listing")  # tokenforge.formats.listing: id, token, its two parts
+            pairs.append((listing, vocab_path))
+        main = outputs.partial_path(output)
+        tok.save(main)
+        pairs.append((main, output))
+        outputs.commit(pairs)
+    except BaseException:
+        for partial, _ in pairs:
+            outputs.discard(partial)
+        outputs.discard(outputs.partial_path(output))
+        raise
+    return [str(output)] + ([str(vocab_path)] if vocab_path is not None else [])
 
 
 # --------------------------------------------------------------------------------------------------

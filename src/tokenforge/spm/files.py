@@ -185,7 +185,17 @@ def save_hf(tok, path) -> None:
 
 
 def load_hf(path):
-    from ..formats._common import parse_json
+    def no_duplicates(pairs):  # as formats/_common.parse_json (spm/ sits below formats/)
+        obj = {}
+        for k, v in pairs:
+            if k in obj:
+                raise ValueError(f"{path}: the key {k!r} appears twice in one JSON object")
+            obj[k] = v
+        return obj
 
     with open(path, "rb") as f:
-        return from_hf(parse_json(f.read(), path), source=str(path))
+        try:
+            obj = json.loads(f.read(), object_pairs_hook=no_duplicates)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{path}: not valid JSON ({e})") from None
+    return from_hf(obj, source=str(path))

@@ -5,6 +5,16 @@
 const PALETTE = 10;
 const DEBOUNCE_MS = 120;
 const WS_GLYPHS = { " ": "\u00b7", "\t": "\u2192", "\n": "\u21b5\n", "\r": "\u240d" };
+const MAX_URL_TEXT = 2000; // characters of text kept in the URL (longer texts are not put there)
+// Characters that take no room on screen: always shown by a mark (the character itself stays in the
+// text, so copying and textContent are exact; the mark is CSS content from data-mark).
+const INVISIBLE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+const INVISIBLE_NAMES = {
+  "\u000b": "VT", "\u000c": "FF", "\u00ad": "SHY", "\u061c": "ALM", "\u180e": "MVS", "\u200b": "ZWSP",
+  "\u200c": "ZWNJ", "\u200d": "ZWJ", "\u200e": "LRM", "\u200f": "RLM", "\u202a": "LRE", "\u202b": "RLE",
+  "\u202c": "PDF", "\u202d": "LRO", "\u202e": "RLO", "\u2060": "WJ", "\u2066": "LRI", "\u2067": "RLI",
+  "\u2068": "FSI", "\u2069": "PDI", "\ufeff": "BOM",
+};
 
 const textBox = document.getElementById("text");
 const allowSpecial = document.getElementById("allow-special");
@@ -23,6 +33,11 @@ function makePane(id) {
     tokens: root.querySelector(".tokens"),
     note: root.querySelector(".note"),
     ids: root.querySelector(".ids"),
+    bar: root.querySelector(".bar"),
+    copy: root.querySelector(".copy"),
+    prev: root.querySelector(".prev"),
+    next: root.querySelector(".next"),
+    offset: 0,
     seq: 0,
     last: null,
   };
@@ -33,13 +48,20 @@ function spacedHex(hex) {
   return hex.replace(/(..)(?!$)/g, "$1 ");
 }
 
+function invisibleName(c) {
+  return INVISIBLE_NAMES[c] || "U+" + c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+}
+
 function appendText(parent, text) {
-  if (!showWs.checked) {
-    parent.textContent = text;
-    return;
-  }
-  for (const run of text.match(/[ \t\n\r]+|[^ \t\n\r]+/g) || []) {
-    if (/^[ \t\n\r]/.test(run)) {
+  const pattern = new RegExp(`${INVISIBLE.source}|[ \\t\\n\\r]+|[^ \\t\\n\\r${INVISIBLE.source.slice(1, -1)}]+`, "g");
+  for (const run of text.match(pattern) || []) {
+    if (INVISIBLE.test(run)) {
+      const mark = document.createElement("span");
+      mark.className = "inv";
+      mark.dataset.mark = invisibleName(run);
+      mark.textContent = run;
+      parent.appendChild(mark);
+    } else if (showWs.checked && /^[ \t\n\r]/.test(run)) {
       const ws = document.createElement("span");
       ws.className = "ws";
       ws.textContent = Array.from(run, (c) => WS_GLYPHS[c]).join("");
@@ -62,6 +84,7 @@ function describe(t, index) {
 function render(pane, answer) {
   pane.last = answer;
   pane.error.hidden = true;
+  info.textContent = "Hover over a token (or tab to it) to see its id and bytes.";
   pane.count.textContent = `${answer.count.toLocaleString("en")} token${answer.count === 1 ? "" : "s"}`;
   pane.count.dataset.count = String(answer.count);
   const ratio = answer.count ? (answer.n_bytes / answer.count).toFixed(2) : "–";
@@ -76,10 +99,12 @@ function render(pane, answer) {
     span.className = `tok c${i % PALETTE}` + (t.partial ? " partial" : "") + (t.special ? " special" : "");
     span.dataset.index = String(i);
     span.dataset.id = String(t.id);
+    span.dataset.position = String(answer.offset + i);
     span.dataset.bytes = t.bytes;
     if (t.text === "") span.dataset.tail = spacedHex(t.bytes); // shown by CSS ::after
     appendText(span, t.text);
     span.title = describe(t, i);
+    span.tabIndex = 0; // keyboard: tab through the tokens
     spans.appendChild(span);
 
     const id = document.createElement("span");
@@ -91,19 +116,45 @@ function render(pane, answer) {
   });
   pane.tokens.replaceChildren(spans);
   pane.ids.replaceChildren(ids);
-  pane.note.hidden = !answer.truncated;
-  pane.note.textContent = answer.truncated
-    ? `Showing the first ${answer.tokens.length.toLocaleString("en")} of ${answer.count.toLocaleString("en")} tokens.`
-    : "";
+  const notes = [];
+  const first = answer.offset || 0;
+  const paged = answer.truncated || first > 0;
+  if (paged) {
+    notes.push(`Showing tokens ${(first + 1).toLocaleString("en")}–${(first + answer.tokens.length).toLocaleString("en")} ` +
+               `of ${answer.count.toLocaleString("en")} (the count is of all of them).`);
+  }
+  pane.prev.hidden = !(first > 0);
+  pane.next.hidden = !(first + answer.tokens.length < answer.count);
+  if (answer.pieces === "model") notes.push("Tokens are shown as the model's own strings (this tokenizer is not byte-level).");
+  pane.note.hidden = notes.length === 0;
+  pane.note.textContent = notes.join(" ");
   pane.root.dataset.state = "ready";
+  drawBars();
+}
+
+// The compare view: a bar per pane, as long as its share of the largest count.
+function drawBars() {
+  const shown = panes.filter((p) => !p.root.hidden && p.last && p.root.dataset.state === "ready");
+  const most = Math.max(1, ...shown.map((p) => p.last.count));
+  for (const p of panes) {
+    const visible = compare.checked && shown.includes(p);
+    p.bar.hidden = !visible;
+    if (visible) p.bar.firstElementChild.style.width = `${(100 * p.last.count) / most}%`;
+  }
 }
 
 function showError(pane, message) {
+  pane.last = null;
   pane.error.textContent = message;
   pane.error.hidden = false;
   pane.count.textContent = "error";
   pane.count.dataset.count = "";
+  for (const stale of [pane.tokens, pane.ids]) stale.replaceChildren();
+  pane.stats.textContent = "";
+  pane.note.hidden = true;
+  pane.prev.hidden = pane.next.hidden = true;
   pane.root.dataset.state = "error";
+  drawBars();
 }
 
 async function update(pane) {
@@ -115,7 +166,8 @@ async function update(pane) {
     const response = await fetch("/api/tokenize", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ text: textBox.value, tokenizer: pane.select.value, allow_special: allowSpecial.checked }),
+      body: JSON.stringify({ text: textBox.value, tokenizer: pane.select.value, allow_special: allowSpecial.checked,
+                             offset: pane.offset }),
     });
     ok = response.ok;
     answer = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
@@ -130,10 +182,41 @@ async function update(pane) {
 
 function updateAll() {
   panes.forEach(update);
+  saveState();
+}
+
+// State in the URL (#t=...&t2=...&cmp=1&ws=1&sp=0&text=...): reloads and shared links show the same.
+let models = {};
+
+function saveState() {
+  const params = new URLSearchParams();
+  params.set("t", panes[0].select.value);
+  if (compare.checked) {
+    params.set("cmp", "1");
+    params.set("t2", panes[1].select.value);
+  }
+  if (showWs.checked) params.set("ws", "1");
+  if (!allowSpecial.checked) params.set("sp", "0");
+  if (textBox.value.length <= MAX_URL_TEXT) params.set("text", textBox.value);
+  history.replaceState(null, "", "#" + params.toString());
+}
+
+function loadState(names) {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const pick = (name) => (names.includes(name) ? name : names.includes(models[name]) ? models[name] : null);
+  const a = pick(params.get("t"));
+  const b = pick(params.get("t2"));
+  if (a) panes[0].select.value = a;
+  if (b) panes[1].select.value = b;
+  compare.checked = params.get("cmp") === "1";
+  showWs.checked = params.get("ws") === "1";
+  allowSpecial.checked = params.get("sp") !== "0";
+  if (params.has("text")) textBox.value = params.get("text");
 }
 
 let timer = null;
 function scheduleUpdate() {
+  panes.forEach((p) => (p.offset = 0)); // a new text starts at its first token
   clearTimeout(timer);
   timer = setTimeout(updateAll, DEBOUNCE_MS);
 }
@@ -156,22 +239,72 @@ for (const pane of panes) {
       if (el) hover(pane, Number(el.dataset.index), false);
     });
   }
-  pane.select.addEventListener("change", () => update(pane));
+  pane.select.addEventListener("change", () => {
+    pane.offset = 0;
+    update(pane);
+    saveState();
+  });
+  pane.tokens.addEventListener("focusin", (e) => {
+    const el = e.target.closest("[data-index]");
+    if (el) hover(pane, Number(el.dataset.index), true);
+  });
+  pane.tokens.addEventListener("focusout", (e) => {
+    const el = e.target.closest("[data-index]");
+    if (el) hover(pane, Number(el.dataset.index), false);
+  });
+  pane.prev.addEventListener("click", () => {
+    pane.offset = pane.last ? Math.max(0, pane.last.offset - pane.last.page_size) : 0;
+    update(pane);
+  });
+  pane.next.addEventListener("click", () => {
+    if (pane.last) pane.offset = pane.last.offset + pane.last.tokens.length;
+    update(pane);
+  });
+  pane.copy.addEventListener("click", async () => {
+    const ids = pane.last ? pane.last.tokens.map((t) => t.id).join(", ") : "";
+    try {
+      await navigator.clipboard.writeText(ids);
+      pane.copy.textContent = "copied";
+    } catch (e) {
+      pane.copy.textContent = "cannot copy";
+    }
+    setTimeout(() => (pane.copy.textContent = "copy ids"), 1200);
+  });
 }
 
 textBox.addEventListener("input", scheduleUpdate);
+document.getElementById("model").addEventListener("change", (e) => {
+  const encoding = models[e.target.value];
+  if (encoding) {
+    panes[0].select.value = encoding;
+    update(panes[0]);
+    saveState();
+  }
+});
 allowSpecial.addEventListener("change", updateAll);
-showWs.addEventListener("change", () => panes.forEach((p) => p.last && render(p, p.last)));
+showWs.addEventListener("change", () => {
+  panes.forEach((p) => p.last && render(p, p.last));
+  saveState();
+});
 compare.addEventListener("change", () => {
   panes[1].root.hidden = !compare.checked;
   update(panes[1]);
+  drawBars();
+  saveState();
+});
+window.addEventListener("hashchange", () => {
+  loadState(Array.from(panes[0].select.options, (o) => o.value));
+  panes[1].root.hidden = !compare.checked;
+  updateAll();
 });
 
 async function init() {
   let list = [];
   try {
     const response = await fetch("/api/tokenizers");
-    list = (await response.json()).tokenizers;
+    const answer = await response.json();
+    list = answer.tokenizers;
+    models = answer.models || {};
   } catch (e) {
     showError(panes[0], `cannot list tokenizers: ${e}`);
     return;
@@ -190,8 +323,15 @@ async function init() {
     }
     pane.select.value = defaults[k] || "";
   });
-  compare.checked = false;
-  panes[1].root.hidden = true;
+  const modelList = document.getElementById("models");
+  for (const [model, encoding] of Object.entries(models)) {
+    const option = document.createElement("option");
+    option.value = model;
+    option.textContent = `${model} → ${encoding}`;
+    modelList.appendChild(option);
+  }
+  loadState(names);
+  panes[1].root.hidden = !compare.checked;
   document.body.dataset.ready = "true";
   updateAll();
 }

@@ -1,0 +1,354 @@
+"""Reading corpora for dataset encoding: which files, how they are compressed, how they hold documents.
+
+    sources = expand_inputs(["data/", "more/*.jsonl.zst", "s3://bucket/part-*.parquet", "-"])
+    for text, ends_document in segments(sources[0], fmt="auto", field="text", ...): ...
+
+Inputs: files, folders (every file below, in sorted order, hidden ones skipped), globs (`*`, `?`,
+`[...]`, `**`), `-` (standard input) and fsspec URLs (`s3://`, `gs://`, `memory://`, `file://`; needs
+fsspec and the file system's package). Compression is recognised by its magic bytes (gzip; zstd with
+the `zstandard` package), the format by the name without the compression suffix (`.jsonl`,
+`.ndjson`, `.json` -> JSON lines; `.parquet` -> Parquet with pyarrow; anything else -> text) unless
+given. One document per JSON line or Parquet row (the `field` / column); a text file is one document,
+or several split on `separator`.
+
+What this does *not* read: a JSON file holding one array of records, Parquet from standard input or
+inside a compressed file (Parquet needs to seek; its pages are compressed already), tar archives.
+"""
+
+from __future__ import annotations
+
+import codecs
+import glob
+import io
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+BLOCK_BYTES = 1 << 20  # bytes read at a time
+CHUNK_CHARS = 1 << 20  # a text segment is cut near this many characters when a safe cut exists
+FORMATS = ("auto", "text", "jsonl", "parquet")
+_COMPRESSION_SUFFIXES = (".gz", ".zst", ".zstd")
+_JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_PARQUET_MAGIC = b"PAR1"
+
+
+def is_url(name: str) -> bool:
+    head, sep, _ = str(name).partition("://")
+    return bool(sep) and head.isidentifier() and len(head) > 1
+
+
+def require_fsspec(what: str):
+    try:
+        import fsspec
+    except ImportError:
+        raise ImportError(f"{what}: URLs need fsspec (pip install fsspec, and s3fs / gcsfs for s3:// / gs://)") from None
+    return fsspec
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input: a local file, a file behind an fsspec URL, or standard input."""
+
+    name: str  # as shown to the user (path, URL or <stdin>)
+    size: int | None  # bytes on storage (compressed), None for standard input
+
+    @property
+    def is_stdin(self) -> bool:
+        return self.name == "<stdin>"
+
+    def open(self):
+        """The raw bytes, as a binary file."""
+        if self.is_stdin:
+            return sys.stdin.buffer
+        if is_url(self.name):
+            return require_fsspec(self.name).open(self.name, "rb").open()
+        return open(self.name, "rb")
+
+
+def expand_inputs(inputs) -> list[Source]:
+    """The sources named by files, folders, globs, URLs and "-", in order, each once."""
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    out: list[Source] = []
+    seen: set[str] = set()
+
+    def add(name: str, size):
+        if name not in seen:
+            seen.add(name)
+            out.append(Source(name, size))
+
+    for item in inputs:
+        item = os.fspath(item)
+        if item == "-":
+            add("<stdin>", None)
+        elif is_url(item):
+            fsspec = require_fsspec(item)
+            fs, _, paths = fsspec.get_fs_token_paths(item)
+            protocol = item.split("://", 1)[0]
+            names = paths if glob.has_magic(item) else [paths[0]]
+            found = False
+            for p in sorted(names):
+                if fs.isdir(p):
+                    for q in sorted(fs.find(p)):
+                        if not any(part.startswith(".") for part in q[len(p.rstrip("/")):].split("/")):
+                            add(f"{protocol}://{q.split('://', 1)[-1]}", fs.size(q))
+                            found = True
+                elif fs.exists(p):
+                    add(f"{protocol}://{p.split('://', 1)[-1]}", fs.size(p))
+                    found = True
+            if not found:
+                raise FileNotFoundError(f"{item}: no such file")
+        else:
+            path = Path(item)
+            if path.is_dir():
+                files = [p for p in sorted(path.rglob("*")) if p.is_file()
+                         and not any(part.startswith(".") for part in p.relative_to(path).parts)]
+                if not files:
+                    raise ValueError(f"{path}: a folder without files")
+                for p in files:
+                    add(str(p), p.stat().st_size)
+            elif path.exists():
+                add(str(path), path.stat().st_size)
+            elif glob.has_magic(item):
+                matches = sorted(p for p in glob.glob(item, recursive=True) if os.path.isfile(p))
+                if not matches:
+                    raise FileNotFoundError(f"{item}: no file matches")
+                for p in matches:
+                    add(p, os.path.getsize(p))
+            else:
+                raise FileNotFoundError(f"{item}: no such file")
+    if not out:
+        raise ValueError("no input files")
+    return out
+
+
+class _Counted(io.RawIOBase):
+    """A raw stream over a binary file that counts the bytes read (for the progress bar) and first
+    returns `head` (the bytes read to recognise the compression)."""
+
+    def __init__(self, f, head: bytes, counter: list):
+        self._f = f
+        self._head = head
+        self._counter = counter
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._f.read(len(b))
+        n = len(data)
+        b[:n] = data
+        self._counter[0] += n
+        return n
+
+
+def _read_head(f, n: int = 4) -> bytes:
+    head = b""
+    while len(head) < n:
+        more = f.read(n - len(head))
+        if not more:
+            break
+        head += more
+    return head
+
+
+def compression_of(head: bytes) -> str | None:
+    if head.startswith(_GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(_ZSTD_MAGIC):
+        return "zstd"
+    return None
+
+
+def format_of(name: str, fmt: str = "auto", head: bytes = b"") -> str:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown input format {fmt!r} (choose from {', '.join(FORMATS)})")
+    if fmt != "auto":
+        return fmt
+    lower = name.lower()
+    for suffix in _COMPRESSION_SUFFIXES:
+        if lower.endswith(suffix):
+            lower = lower[: -len(suffix)]
+    if head.startswith(_PARQUET_MAGIC) or lower.endswith(".parquet"):
+        return "parquet"
+    if lower.endswith(_JSONL_SUFFIXES):
+        return "jsonl"
+    return "text"
+
+
+def open_decompressed(source: Source, counter: list):
+    """(binary stream of the decompressed bytes, compression name or None, the first bytes)."""
+    raw = source.open()
+    head = _read_head(raw)
+    counter[0] += len(head)
+    stream = io.BufferedReader(_Counted(raw, head, counter), BLOCK_BYTES)
+    compression = compression_of(head)
+    if compression == "gzip":
+        import gzip
+
+        stream = io.BufferedReader(gzip.GzipFile(fileobj=stream, mode="rb"), BLOCK_BYTES)
+    elif compression == "zstd":
+        try:
+            import zstandard
+        except ImportError:
+            raise ImportError(f"{source.name}: zstd-compressed; reading it needs the zstandard package "
+                              "(pip install zstandard)") from None
+        stream = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True),
+                                   BLOCK_BYTES)
+    return stream, compression, raw, head
+
+
+def text_blocks(stream, name: str, errors: str) -> Iterator[str]:
+    """The decoded text of a binary stream in blocks; an invalid UTF-8 byte (errors="strict") raises
+    ValueError with its offset in the (decompressed) file."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors)
+    offset = 0  # bytes of the stream before `block`
+    while True:
+        block = stream.read(BLOCK_BYTES)
+        pending = len(decoder.getstate()[0])
+        try:
+            text = decoder.decode(block, final=not block)
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{name}: not UTF-8 ({e.reason} at byte offset {offset - pending + e.start}); "
+                             "pass --errors replace (errors='replace') to replace invalid bytes") from None
+        offset += len(block)
+        if text:
+            yield text
+        if not block:
+            return
+
+
+def text_segments(blocks, separator: str | None, cut, final: bool = True) -> Iterator[tuple[str, bool]]:
+    """(text, ends_document) segments of a text given as blocks: documents split on separator, long
+    documents cut where `cut(buffer, start)` finds a safe cut (or never, if cut is None), holding
+    about two blocks at a time. With final=False the text is a range of a file that does not reach
+    its end: the text after the last separator does not end a document."""
+    pending = ""
+    keep = len(separator) - 1 if separator else 0  # a separator may straddle two blocks
+    searched = 0  # pending[:searched] holds no safe cut
+    for block in blocks:
+        start = max(0, len(pending) - keep)
+        pending += block
+        if separator is not None and pending.find(separator, start) >= 0:
+            *docs, pending = pending.split(separator)
+            for doc in docs:
+                yield doc, True
+            searched = 0
+        if cut is None or len(pending) < CHUNK_CHARS:
+            continue
+        limit = len(pending) - keep  # never cut inside a separator that the next block completes
+        c = cut(pending, max(0, searched - 2), limit) if limit > 0 else 0
+        if c > 0:
+            yield pending[:c], False
+            pending = pending[c:]
+            searched = 0
+        else:
+            searched = max(0, limit)
+    if not final:
+        if pending:
+            yield pending, False
+    elif pending or separator is None:
+        yield pending, True
+
+
+def _json_error(name: str, line_no: int, what: str) -> ValueError:
+    return ValueError(f"{name}: line {line_no}: {what}")
+
+
+def jsonl_documents(stream, name: str, field: str, errors: str) -> Iterator[str]:
+    for line_no, line in enumerate(stream, 1):
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8", errors=errors)
+        except UnicodeDecodeError as e:
+            raise _json_error(name, line_no, f"not UTF-8 ({e.reason} at byte {e.start} of the line)") from None
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise _json_error(name, line_no, f"not a JSON record ({e.msg}); is this JSON lines?") from None
+        except RecursionError:
+            raise _json_error(name, line_no, "JSON nested too deeply") from None
+        if not isinstance(record, dict):
+            raise _json_error(name, line_no, f"expected a JSON object, got {type(record).__name__}")
+        if field not in record:
+            fields = ", ".join(list(record)[:8])
+            raise _json_error(name, line_no, f"no field {field!r} (fields: {fields}); choose one with --field")
+        value = record[field]
+        if not isinstance(value, str):
+            raise _json_error(name, line_no, f"field {field!r} is {type(value).__name__}, not a string")
+        yield value
+
+
+def parquet_documents(source: Source, field: str, counter: list) -> Iterator[str]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ImportError(f"{source.name}: reading Parquet needs pyarrow (pip install pyarrow)") from None
+    if source.is_stdin:
+        raise ValueError("Parquet cannot be read from standard input (it needs to seek); give a file")
+    with source.open() as f:
+        try:
+            pf = pq.ParquetFile(f)
+        except Exception as e:  # pyarrow raises its own ArrowInvalid
+            raise ValueError(f"{source.name}: not a Parquet file ({e})") from None
+        names = pf.schema_arrow.names
+        if field not in names:
+            raise ValueError(f"{source.name}: no column {field!r} (columns: {', '.join(names[:8])}); choose one with --field")
+        row = 0
+        start = counter[0]
+        total_rows = max(1, pf.metadata.num_rows)
+        for g in range(pf.num_row_groups):
+            for batch in pf.iter_batches(batch_size=4096, columns=[field], row_groups=[g]):
+                for value in batch.column(0).to_pylist():
+                    row += 1
+                    if not isinstance(value, str):
+                        raise ValueError(f"{source.name}: row {row}: column {field!r} is "
+                                         f"{'null' if value is None else type(value).__name__}, not a string")
+                    yield value
+            counter[0] = start + (source.size or 0) * row // total_rows
+    counter[0] = start + (source.size or 0)
+
+
+def segments(source: Source, *, fmt: str = "auto", field: str = "text", separator: str | None = None,
+             errors: str = "strict", cut=None, counter: list | None = None) -> Iterator[tuple[str, bool]]:
+    """(text, ends_document) segments of one source (see text_segments). counter[0] grows by the
+    bytes read from storage."""
+    counter = counter if counter is not None else [0]
+    if format_of(source.name, fmt) == "parquet":
+        for doc in parquet_documents(source, field, counter):
+            yield doc, True
+        return
+    stream, compression, raw, head = open_decompressed(source, counter)
+    try:
+        kind = format_of(source.name, fmt, b"" if compression else head)
+        if kind == "parquet":
+            raise ValueError(f"{source.name}: Parquet inside {compression} is not supported (Parquet "
+                             "compresses its pages itself)")
+        try:
+            if kind == "jsonl":
+                for doc in jsonl_documents(stream, source.name, field, errors):
+                    yield doc, True
+            else:
+                yield from text_segments(text_blocks(stream, source.name, errors), separator, cut)
+        except (OSError, EOFError) as e:
+            if compression is None:
+                raise
+            raise ValueError(f"{source.name}: corrupt {compression} data ({e})") from None
+        except Exception as e:
+            if compression == "zstd" and type(e).__name__ == "ZstdError":
+                raise ValueError(f"{source.name}: corrupt zstd data ({e})") from None
+            raise
+    finally:
+        if not source.is_stdin:
+            raw.close()

@@ -446,7 +446,10 @@ def _load_unigram(source, obj, ignore):
     if "decoder" not in ignore:  # decode as tokenizers does (the file's Metaspace), not as sentencepiece
         from .. import decoders
 
-        tok.decoder = decoders.from_dict(obj.get("decoder"))
+        try:
+            tok.decoder = decoders.from_dict(obj.get("decoder"))
+        except ValueError as e:
+            fail(source, None, str(e))
     return tok
 
 

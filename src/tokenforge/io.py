@@ -38,7 +38,17 @@ def save(tok, path, *, format: str = FORMAT_NAME) -> None:
 
 
 def to_dict(tok) -> dict:
-    """tokenforge's file for any Tokenizer (see the module docstring)."""
+    """tokenforge's file for any Tokenizer (see the module docstring); truncation and padding,
+    when set, as tokenizer.json writes them."""
+    d = _to_dict(tok)
+    for key in ("truncation", "padding"):
+        value = getattr(tok, "_" + key, None)
+        if value is not None:
+            d[key] = value.to_dict()
+    return d
+
+
+def _to_dict(tok) -> dict:
     from .models import ByteBPE
     from .spm.tokenizer import SentencePieceTokenizer
     from .tokenizer import Tokenizer
@@ -137,6 +147,24 @@ def convert(in_path, out_path, to_format: str, **overrides):
 
 
 def from_dict(obj: dict, *, source: str = "<dict>", **overrides):
+    """A Tokenizer from tokenforge's file (see to_dict)."""
+    limits = {key: obj[key] for key in ("truncation", "padding") if key in obj}
+    tok = _from_dict({k: v for k, v in obj.items() if k not in limits}, source=source, **overrides)
+    if limits:
+        from .post_processors import Padding, Truncation
+
+        try:
+            truncation, padding = Truncation.from_dict(limits.get("truncation")), Padding.from_dict(limits.get("padding"))
+            if truncation is not None:
+                tok.enable_truncation(**truncation.to_python())
+            if padding is not None:
+                tok.enable_padding(**padding.to_python())
+        except ValueError as e:
+            raise ValueError(f"{source}: {e}") from None
+    return tok
+
+
+def _from_dict(obj: dict, *, source: str = "<dict>", **overrides):
     from .tokenizer import Tokenizer
 
     def fail(where: str, what: str):

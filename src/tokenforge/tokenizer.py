@@ -147,6 +147,8 @@ class Tokenizer:
         elif self.token_to_id(pad_token) is None:
             raise ValueError(f"the pad token {pad_token!r} is not in the vocabulary")
         self.pad_token = pad_token
+        self._truncation: _post.Truncation | None = None
+        self._padding: _post.Padding | None = None
         self._plan()
 
     # ----------------------------------------------------------------------------------------------
@@ -367,22 +369,81 @@ class Tokenizer:
             return self._engine_call(self._engine.encode, text, b"")
         return self._encode(text, frozenset(), b"")
 
-    def encode(self, text: str, *, add_special_tokens: bool = True,
+    def encode(self, text: str, *, pair: str | None = None, add_special_tokens: bool = True,
                allowed_special: Literal["all"] | AbstractSet[str] | None = None,
                disallowed_special: Literal["all"] | Collection[str] | None = None) -> list[int]:
-        """Encodes text: added tokens found as the tokenizer's rules say (special tokens: allowed
-        ones become their ids, disallowed ones raise ValueError, tiktoken's policy; the defaults
-        are the tokenizer's), the post-processor's special tokens added unless
-        add_special_tokens=False."""
+        """Encodes text (and its `pair`, as Hugging Face's encode(sequence, pair)): added tokens
+        found as the tokenizer's rules say (special tokens: allowed ones become their ids,
+        disallowed ones raise ValueError, tiktoken's policy; the defaults are the tokenizer's),
+        then truncated, the post-processor's special tokens added unless
+        add_special_tokens=False, and padded, as enable_truncation / enable_padding set."""
+        ids = self._encode_one(text, allowed_special, disallowed_special)
+        if pair is None and self._truncation is None and self._padding is None:
+            if add_special_tokens and self._post is not None:
+                ids = self._post.process(ids)
+            return ids
+        pair_ids = None if pair is None else self._encode_one(pair, allowed_special, disallowed_special)
+        return self._finish([ids], None if pair_ids is None else [pair_ids], add_special_tokens,
+                            self._truncation, self._padding)[0]
+
+    def _encode_one(self, text, allowed_special, disallowed_special) -> list[int]:
+        """Text -> ids before the post-processor."""
         check_text(text)
         allowed, mask, text = self._resolve_special(text, allowed_special, disallowed_special)
         if self._fast:
-            ids = self._engine_call(self._engine.encode, text, mask)
-        else:
-            ids = self._encode(text, allowed, mask)
-        if add_special_tokens and self._post is not None:
-            ids = self._post.process(ids)
-        return ids
+            return self._engine_call(self._engine.encode, text, mask)
+        return self._encode(text, allowed, mask)
+
+    def _finish(self, rows, pairs, add_special_tokens, truncation, padding) -> list[list[int]]:
+        """Hugging Face's post_process over a batch: each row (with its pair) truncated to leave
+        room for the post-processor's tokens, the tokens added, then every row padded."""
+        post = self._post if add_special_tokens else None
+        out = []
+        for k, ids in enumerate(rows):
+            pair = pairs[k] if pairs is not None else None
+            if truncation is not None:
+                ids, pair = truncation.truncate(ids, pair, post.num_added(pair is not None) if post is not None else 0)
+            if post is not None:
+                ids = post.process(ids, pair)
+            elif pair is not None:
+                ids = ids + pair
+            out.append(ids)
+        return padding.pad(out) if padding is not None else out
+
+    # -- truncation and padding, Hugging Face's methods -----------------------------------------------
+    def enable_truncation(self, max_length: int, stride: int = 0, strategy: str = "longest_first",
+                          direction: str = "right") -> None:
+        """encode and encode_batch cut each text (with its pair) so that, with the post-processor's
+        tokens, a row has at most max_length ids; strategy longest_first / only_first /
+        only_second, direction right (keep the start) or left. encode_ordinary is not affected."""
+        truncation = _post.Truncation(max_length, stride, strategy, direction)
+        truncation.check(self._post.num_added() if self._post is not None else 0)
+        self._truncation = truncation
+
+    def no_truncation(self) -> None:
+        self._truncation = None
+
+    @property
+    def truncation(self) -> dict | None:
+        """The truncation settings as `tokenizers` gives them (max_length, stride, strategy,
+        direction), or None."""
+        return None if self._truncation is None else self._truncation.to_python()
+
+    def enable_padding(self, direction: str = "right", pad_id: int = 0, pad_type_id: int = 0, pad_token: str = "[PAD]",
+                       length: int | None = None, pad_to_multiple_of: int | None = None) -> None:
+        """encode pads to `length`, encode_batch to `length` or else the longest row, rounded up to
+        a multiple of pad_to_multiple_of, with pad_id (the defaults are `tokenizers`': give the
+        pad token's id, e.g. pad_id=tok.token_to_id("[PAD]")). A longer row is never cut."""
+        self._padding = _post.Padding(length, pad_to_multiple_of, pad_id, pad_token, pad_type_id, direction)
+
+    def no_padding(self) -> None:
+        self._padding = None
+
+    @property
+    def padding(self) -> dict | None:
+        """The padding settings as `tokenizers` gives them (length, pad_to_multiple_of, pad_id,
+        pad_token, pad_type_id, direction), or None."""
+        return None if self._padding is None else self._padding.to_python()
 
     def __call__(self, text: str, **kwargs) -> list[int]:
         return self.encode(text, **kwargs)
@@ -467,7 +528,7 @@ class Tokenizer:
                         add_special_tokens: bool = True) -> np.ndarray:
         """Like encode, as a numpy uint32 array."""
         check_text(text)
-        if self._fast and self._post is None:
+        if self._fast and self._post is None and self._truncation is None and self._padding is None:
             allowed, mask, text = self._resolve_special(text, allowed_special, disallowed_special)
             return self._engine_call(self._engine.encode_to_numpy, text, mask)
         return np.asarray(self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special,
@@ -476,16 +537,21 @@ class Tokenizer:
     def encode_batch(self, text: Sequence[str], *, num_threads: int = DEFAULT_THREADS, allowed_special=None,
                      disallowed_special=None, add_special_tokens: bool = True, padding=False, truncation: bool = False,
                      max_length: int | None = None):
-        """Encodes many texts in parallel native threads; equal to [encode(t) for t in text].
+        """Encodes many texts in parallel native threads; equal to [encode(t) for t in text], with
+        the tokenizer's padding (enable_padding) to the batch's longest row. An item may be a
+        (text, pair) tuple, as in Hugging Face's encode_batch.
 
         With padding=True / "longest" / "max_length" or truncation=True: a BatchEncoding of numpy
         int64 arrays (ids, attention_mask), rows padded on the right with the pad token; truncation
         cuts each text's ids so that, with the post-processor's tokens, a row has at most max_length.
         """
-        texts = _check_batch(text)
+        texts, pairs = _check_batch(text, pairs=True)
         if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
             raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
-        if self._fast:
+        if pairs is not None:
+            rows = [self._encode_one(t, allowed_special, disallowed_special) for t in texts]
+            pairs = [self._encode_one(t, allowed_special, disallowed_special) for t in pairs]
+        elif self._fast:
             allowed, mask, _ = self._resolve_special("", allowed_special, disallowed_special)
             disallowed = self._policy.masks(self._default_allowed if allowed_special is None else allowed_special,
                                             self._default_disallowed if disallowed_special is None else disallowed_special)[1]
@@ -498,9 +564,8 @@ class Tokenizer:
         elif self._native_batch_ok(allowed_special):
             rows = self._model_batch(texts, num_threads)
         else:
-            rows = [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special,
-                                add_special_tokens=False) for t in texts]
-        return self._finish_batch(rows, add_special_tokens, padding, truncation, max_length)
+            rows = [self._encode_one(t, allowed_special, disallowed_special) for t in texts]
+        return self._finish_batch(rows, pairs, add_special_tokens, padding, truncation, max_length)
 
     def _native_batch_ok(self, allowed_special) -> bool:
         """True when no added token can appear (none matchable) and the model batches natively."""
@@ -519,23 +584,27 @@ class Tokenizer:
         except UnicodeEncodeError:
             return self._model.encode_texts([replace_surrogates(t) for t in texts], self._pre_tokenizer.native, num_threads)
 
-    def _finish_batch(self, rows, add_special_tokens, padding, truncation, max_length):
+    def _finish_batch(self, rows, pairs, add_special_tokens, padding, truncation, max_length):
+        """The tokenizer's truncation and padding (lists of ids, as Hugging Face's ids), or, when
+        the call asks for padding or truncation, those (transformers' keywords) in numpy arrays."""
+        if padding in (False, None, "do_not_pad") and not truncation:
+            return self._finish(rows, pairs, add_special_tokens, self._truncation, self._padding)
         post = self._post if add_special_tokens else None
+        cut = self._truncation
         if truncation:
             if max_length is None:
                 raise ValueError("truncation needs max_length")
-            room = max_length - (post.num_added() if post is not None else 0)
-            if room < 0:
+            if max_length < (post.num_added() if post is not None else 0):
                 raise ValueError(f"max_length={max_length} is shorter than the template's special tokens")
-            rows = [r[:room] for r in rows]
-        if post is not None:
-            rows = [post.process(r) for r in rows]
-        if padding in (False, None, "do_not_pad") and not truncation:
-            return rows
+            cut = _post.Truncation(max_length)
+        rows = self._finish(rows, pairs, add_special_tokens, cut, None)
         if max_length is not None and padding in (True, "longest") and any(len(r) > max_length for r in rows):
             raise ValueError("a row is longer than max_length: pass truncation=True")
-        pad_id = None if self.pad_token is None else self.token_to_id(self.pad_token)
-        return _post.pad_batch(rows, pad_id=pad_id, padding=padding, max_length=max_length)
+        if self._padding is not None:  # enable_padding's id and side, else the pad token's on the right
+            pad_id, direction = self._padding.pad_id, self._padding.direction
+        else:
+            pad_id, direction = None if self.pad_token is None else self.token_to_id(self.pad_token), "right"
+        return _post.pad_batch(rows, pad_id=pad_id, padding=padding, max_length=max_length, direction=direction)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = DEFAULT_THREADS) -> list[list[int]]:
         """Encodes many texts in parallel, treating special tokens as ordinary text."""
@@ -891,10 +960,19 @@ def _clean(text: str) -> str:
     return replace_surrogates(text) if has_surrogates(text) else text
 
 
-def _check_batch(text) -> list[str]:
+def _check_batch(text, *, pairs: bool = False):
+    """The texts of a batch; with pairs=True, (texts, pair texts or None) where items may be
+    (text, pair) tuples (all or none)."""
     if isinstance(text, str):
         raise TypeError("encode_batch takes a list of str, not a str")
     texts = list(text)
+    if pairs and texts and any(isinstance(t, (tuple, list)) for t in texts):
+        if not all(isinstance(t, (tuple, list)) and len(t) == 2 for t in texts):
+            raise TypeError("a batch of pairs must hold (text, pair) tuples only")
+        firsts, seconds = [t[0] for t in texts], [t[1] for t in texts]
+        for t in firsts + seconds:
+            check_text(t)
+        return firsts, seconds
     for t in texts:
         check_text(t)
-    return texts
+    return (texts, None) if pairs else texts

@@ -30,6 +30,7 @@ from .. import tokenizer as _tokenizer
 from ..models import ByteBPE
 from . import bert_vocab, bpe_files, char_bpe_files, detect, hf_families, hf_stages, huggingface, listing
 from . import model_folder, tekken, tiktoken_bpe
+from ._common import apply_hf_limits
 
 
 def _byte_level(tok) -> bool:
@@ -99,14 +100,19 @@ def _load_huggingface(path, obj, overrides):
     """The readers of common shapes first (stricter: broken files are refused with their reason,
     and the byte-level reader keeps the fast tiktoken-compatible form); a component they do not
     take sends the file to hf_stages, which reads any combination of components."""
+    tok = None
     try:
         if hf_families.handles(obj):
-            return hf_families.load(path, obj, **dict(overrides))
-        return huggingface.load(path, obj, **dict(overrides))
+            tok = hf_families.load(path, obj, **dict(overrides))
+        else:
+            tok = huggingface.load(path, obj, **dict(overrides))
     except ValueError as e:
         if not any(words in str(e) for words in _FEATURE_REFUSALS):
             raise
-    return hf_stages.load(path, obj, **dict(overrides))
+    if tok is None:
+        tok = hf_stages.load(path, obj, **dict(overrides))
+    ignore = overrides.get("ignore", ())
+    return apply_hf_limits(tok, path, obj, {ignore} if isinstance(ignore, str) else set(ignore))
 
 
 def save_foreign(tok, path, format: str) -> None:

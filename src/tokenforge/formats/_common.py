@@ -90,13 +90,44 @@ HF_TOP_KEYS = {"version", "truncation", "padding", "added_tokens", "normalizer",
 
 def check_hf_envelope(source, obj: dict, ignore) -> None:
     """The checks every tokenizer.json import makes first: version, unknown top-level fields, and
-    truncation/padding (which change ids) unless the caller chose to ignore them."""
+    that truncation/padding are readable (unless the caller chose to ignore them)."""
     if obj.get("version") != "1.0":
         fail(source, "version", f"unsupported tokenizer.json version {obj.get('version')!r} (tokenforge reads '1.0')")
     for key in obj:
         if key not in HF_TOP_KEYS:
             fail(source, key, "unknown field (tokenforge cannot tell whether it changes the ids)")
-    for key in ("truncation", "padding"):
-        if obj.get(key) is not None and key not in ignore:
-            fail(source, key, f"{key} changes the ids of long or batched texts, which tokenforge does not do; "
-                              f"load with ignore={{{key!r}}} to leave it out")
+    hf_limits(source, obj, ignore)
+
+
+def hf_limits(source, obj: dict, ignore=()):
+    """(Truncation or None, Padding or None) of a tokenizer.json, unless named in `ignore`."""
+    from ..post_processors import Padding, Truncation
+    from ..stage import StageError
+
+    try:
+        truncation = None if "truncation" in ignore else Truncation.from_dict(obj.get("truncation"))
+        padding = None if "padding" in ignore else Padding.from_dict(obj.get("padding"))
+    except StageError as e:
+        where, _, what = str(e).partition(": ")
+        fail(source, where, what)
+    return truncation, padding
+
+
+def apply_hf_limits(tok, source, obj: dict, ignore=()):
+    """Sets a loaded tokenizer's truncation and padding as its tokenizer.json says."""
+    truncation, padding = hf_limits(source, obj, ignore)
+    try:
+        if truncation is not None:
+            tok.enable_truncation(**truncation.to_python())
+        if padding is not None:
+            tok.enable_padding(**padding.to_python())
+    except ValueError as e:
+        fail(source, "truncation", str(e))
+    return tok
+
+
+def hf_limits_json(tok) -> dict:
+    """tokenizer.json's "truncation" and "padding" of a tokenizer."""
+    truncation, padding = getattr(tok, "_truncation", None), getattr(tok, "_padding", None)
+    return {"truncation": None if truncation is None else truncation.to_dict(),
+            "padding": None if padding is None else padding.to_dict()}

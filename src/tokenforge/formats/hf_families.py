@@ -35,7 +35,7 @@ import json
 import regex
 
 from ..vocab_cache import write_atomic
-from ._common import check_hf_envelope, fail
+from ._common import check_hf_envelope, fail, hf_limits_json
 
 IGNORABLE = ("post_processor", "truncation", "padding", "decoder")
 _MODEL_KEYS = {
@@ -546,7 +546,11 @@ def to_json(tok) -> dict:
     added = [{"id": m.vocab[s], "content": s, "single_word": False, "lstrip": False, "rstrip": False,
               "normalized": False, "special": True} for s in sorted(m.special_tokens, key=m.vocab.get)]
     post = None
-    if tok.post_processor is not None and tok.post_processor.num_added:
+    from ..post_processors import Template
+
+    if tok.post_processor is not None and not isinstance(tok.post_processor, Template):
+        post = tok.post_processor.to_dict()  # BertProcessing, TemplateProcessing, ... as they are
+    elif tok.post_processor is not None and tok.post_processor.num_added_tokens:
         t = tok.post_processor
 
         def part(x, type_id):
@@ -559,7 +563,7 @@ def to_json(tok) -> dict:
                     + [{"Sequence": {"id": "B", "type_id": 1}}] + [part(x, 1) for x in t.suffix],
             "special_tokens": {x: {"id": x, "ids": [m.vocab[x]], "tokens": [x]} for x in dict.fromkeys(t.prefix + t.suffix)},
         }
-    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+    return {"version": "1.0", **hf_limits_json(tok), "added_tokens": added,
             "normalizer": _normalizer_json(tok.normalizer), "pre_tokenizer": pre, "post_processor": post,
             "decoder": decoder, "model": model}
 

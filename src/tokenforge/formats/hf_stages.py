@@ -27,7 +27,7 @@ from ..spm import model_file as mf
 from ..stage import StageError
 from ..tokenizer import Tokenizer
 from . import huggingface
-from ._common import check_hf_envelope, fail
+from ._common import check_hf_envelope, fail, hf_limits_json
 
 IGNORABLE = ("post_processor", "truncation", "padding", "decoder")
 
@@ -344,7 +344,7 @@ def to_json(tok) -> dict:
             raise ValueError("cannot write tokenizer.json: tokenizers would match this tokenizer's special tokens in the "
                              "text, which it leaves as text")
     obj = {
-        "version": "1.0", "truncation": None, "padding": None,
+        "version": "1.0", **hf_limits_json(tok),
         "added_tokens": [t.to_dict() for t in sorted(tok.added_tokens, key=lambda t: t.id)],
         "normalizer": None if tok.normalizer is None else tok.normalizer.to_dict(),
         "pre_tokenizer": None if isinstance(tok.pre_tokenizer, pre_tokenizers.NoPreTokenizer) else tok.pre_tokenizer.to_dict(),

@@ -25,7 +25,8 @@ import regex
 
 from .. import patterns, regex_budget
 from ..vocab_cache import write_atomic
-from ._common import CHAR_TO_BYTE, build, check_every_byte, check_hf_envelope, explicit_merges, fail, from_chars, to_chars
+from ._common import (CHAR_TO_BYTE, build, check_every_byte, check_hf_envelope, explicit_merges, fail, from_chars, hf_limits_json,
+                      to_chars)
 
 FORMAT = "huggingface"
 
@@ -420,8 +421,7 @@ def to_json(tok) -> dict:
         ]}
     return {
         "version": "1.0",
-        "truncation": None,
-        "padding": None,
+        **hf_limits_json(tok),
         "added_tokens": [
             {"id": i, "content": s, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
             for s, i in sorted(state["special_tokens"].items(), key=lambda kv: kv[1])

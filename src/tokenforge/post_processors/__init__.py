@@ -1,4 +1,4 @@
-"""Post-processors: special tokens around encoded texts (template.py), and padding (padding.py).
+"""Post-processors: special tokens around encoded texts (template.py), truncation and padding (padding.py).
 
     >>> cls_sep()           # [CLS] text [SEP]  (BERT)
     Template(prefix=['[CLS]'], suffix=['[SEP]'])
@@ -10,12 +10,12 @@
 from __future__ import annotations
 
 from ..stage import REQUIRED, StageError, read_fields
-from .padding import BatchEncoding, pad_batch
+from .padding import BatchEncoding, Padding, Truncation, pad_batch
 from .template import (BertProcessing, ByteLevel, PostProcessor, RobertaProcessing, Sequence, Template, TemplateProcessing,
                        bos_eos, cls_sep)
 
 __all__ = ["BatchEncoding", "BertProcessing", "ByteLevel", "PostProcessor", "RobertaProcessing", "Sequence", "Template",
-           "TemplateProcessing", "bos_eos", "cls_sep", "from_dict", "pad_batch"]
+           "TemplateProcessing", "Truncation", "Padding", "bos_eos", "cls_sep", "from_dict", "pad_batch"]
 
 
 def _token_id(value, where):

@@ -107,8 +107,8 @@ def to_hf(tok) -> dict:
     ]
     return {
         "version": "1.0",
-        "truncation": None,
-        "padding": None,
+        "truncation": None if getattr(tok, "_truncation", None) is None else tok._truncation.to_dict(),
+        "padding": None if getattr(tok, "_padding", None) is None else tok._padding.to_dict(),
         "added_tokens": special,
         "normalizer": normalizer,
         "pre_tokenizer": metaspace,

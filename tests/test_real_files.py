@@ -218,18 +218,13 @@ class Case:
     known: dict = field(default_factory=dict)
 
 
-SPM_BPE_EXPORT = "the tokenizer.json writer handles sentencepiece unigram only, not BPE"
 METASPACE_EXPORT = "the unigram export writes a Metaspace that Hugging Face reads differently"
 
 CASES = [
-    Case("mistral-v1-spm", "mistral-common==1.13.1", "mistral-common/tokenizer.model.v1", ref_sentencepiece,
-         known={"export": SPM_BPE_EXPORT}),
-    Case("mistral-v2-spm", "mistral-common==1.13.1", "mistral-common/mistral_instruct_tokenizer_240216.model.v2", ref_sentencepiece,
-         known={"export": SPM_BPE_EXPORT}),
-    Case("mistral-v3-spm", "mistral-common==1.13.1", "mistral-common/mistral_instruct_tokenizer_240323.model.v3", ref_sentencepiece,
-         known={"export": SPM_BPE_EXPORT}),
-    Case("mistral-v7-spm", "mistral-common==1.13.1", "mistral-common/mistral_instruct_tokenizer_241114.model.v7", ref_sentencepiece,
-         known={"export": SPM_BPE_EXPORT}),
+    Case("mistral-v1-spm", "mistral-common==1.13.1", "mistral-common/tokenizer.model.v1", ref_sentencepiece),
+    Case("mistral-v2-spm", "mistral-common==1.13.1", "mistral-common/mistral_instruct_tokenizer_240216.model.v2", ref_sentencepiece),
+    Case("mistral-v3-spm", "mistral-common==1.13.1", "mistral-common/mistral_instruct_tokenizer_240323.model.v3", ref_sentencepiece),
+    Case("mistral-v7-spm", "mistral-common==1.13.1", "mistral-common/mistral_instruct_tokenizer_241114.model.v7", ref_sentencepiece),
     Case("tekken-240718", "mistral-common==1.13.1", "mistral-common/tekken_240718.json", ref_tekken),
     Case("tekken-240911", "mistral-common==1.13.1", "mistral-common/tekken_240911.json", ref_tekken),
     Case("whisper-gpt2-tiktoken", "openai-whisper==20250625", "openai-whisper/whisper/assets/gpt2.tiktoken", ref_whisper),

@@ -22,7 +22,7 @@ import base64
 import json
 import re
 
-from .model_file import BPE, BYTE, CHAR, CONTROL, NORMAL, UNIGRAM, UNKNOWN, WORD, ModelFile, Piece
+from .model_file import BPE, BYTE, CHAR, CONTROL, NORMAL, UNIGRAM, UNKNOWN, UNUSED, USER_DEFINED, WORD, ModelFile, Piece
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 
@@ -87,11 +87,134 @@ _COLLAPSE = {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}
 _STRIP = {"type": "Replace", "pattern": {"Regex": "^ | $"}, "content": ""}
 
 
+def _limits(tok) -> dict:
+    truncation, padding = getattr(tok, "_truncation", None), getattr(tok, "_padding", None)
+    return {"truncation": None if truncation is None else truncation.to_dict(),
+            "padding": None if padding is None else padding.to_dict()}
+
+
+def _added_tokens(tok, m) -> list[dict]:
+    """The tokenizer's added tokens (control and unknown pieces: special) and the user-defined
+    pieces (always one piece in sentencepiece: HF's non-special added tokens)."""
+    added = {t.id: t.to_dict() for t in tok.added_tokens}
+    for i, p in enumerate(m.pieces):
+        if p.type == USER_DEFINED and i not in added:
+            added[i] = {"id": i, "content": p.piece, "single_word": False, "lstrip": False, "rstrip": False,
+                        "normalized": False, "special": False}
+        elif p.type in (UNKNOWN, CONTROL) and i not in added:
+            added[i] = {"id": i, "content": p.piece, "single_word": False, "lstrip": False, "rstrip": False,
+                        "normalized": False, "special": True}
+    return [added[i] for i in sorted(added)]
+
+
+def bpe_merges(m) -> list[list[str]]:
+    """Every merge sentencepiece's BPE can make, in the order it makes them: a normal piece of two
+    or more characters made of two normal pieces, by the piece's score (highest first), then its id.
+
+    sentencepiece merges the adjacent pair whose concatenation is the best-scoring piece (the
+    leftmost of equals); Hugging Face's BPE merges the pair of lowest rank (the leftmost of one
+    merge). Ranked by piece score, the two agree, except between two *different* pieces of one
+    score: there sentencepiece takes the leftmost, HF the lower rank. to_hf refuses a model where
+    such a tie can arise between pieces that could compete."""
+    normal = {p.piece: i for i, p in enumerate(m.pieces) if p.type == NORMAL}
+    merges = []
+    for piece, i in normal.items():
+        for k in range(1, len(piece)):
+            left, right = piece[:k], piece[k:]
+            if left in normal and right in normal:
+                merges.append((-m.pieces[i].score, i, left, right))
+    merges.sort()
+    return [[left, right] for _, _, left, right in merges]
+
+
+def _bpe_to_hf(tok, m) -> dict:
+    """A sentencepiece BPE model as transformers' LlamaConverter writes it: the BPE model on the
+    whole text (no pre-tokenizer), byte fallback, spaces as '▁' with the dummy prefix in the
+    normalizer, the decoder undoing both."""
+    if m.precompiled_charsmap or m.normalizer_name not in ("identity", ""):
+        raise ValueError(f"cannot write tokenizer.json: the sentencepiece BPE model's normalizer {m.normalizer_name!r} "
+                         "(only identity is written for BPE)")
+    if m.remove_extra_whitespaces:
+        raise ValueError("cannot write tokenizer.json: a sentencepiece BPE model that removes extra whitespace "
+                         "(only remove_extra_whitespaces=false is written for BPE)")
+    if not m.byte_fallback:
+        raise ValueError("cannot write tokenizer.json: a sentencepiece BPE model without byte fallback (HF's BPE "
+                         "marks unknown characters differently)")
+    if any(p.type == UNUSED for p in m.pieces):
+        raise ValueError("cannot write tokenizer.json: sentencepiece re-segments unused pieces, which HF's BPE cannot")
+    merges = bpe_merges(m)
+    _check_bpe_ties(m, merges)
+    normalizer = [{"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]
+    decoder = [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}, {"type": "ByteFallback"},
+               {"type": "Fuse"}]
+    if m.add_dummy_prefix:
+        normalizer.insert(0, {"type": "Prepend", "prepend": "\u2581"})
+        decoder.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
+    unk = next((p.piece for p in m.pieces if p.type == UNKNOWN), None)
+    return {
+        "version": "1.0",
+        **_limits(tok),
+        "added_tokens": _added_tokens(tok, m),
+        "normalizer": {"type": "Sequence", "normalizers": normalizer},
+        "pre_tokenizer": None,
+        "post_processor": None,
+        "decoder": {"type": "Sequence", "decoders": decoder},
+        "model": {
+            "type": "BPE", "dropout": None, "unk_token": unk, "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": True, "ignore_merges": False,
+            "vocab": {p.piece: i for i, p in enumerate(m.pieces)},
+            "merges": merges,
+        },
+    }
+
+
+def _check_bpe_ties(m, merges: list[list[str]]) -> None:
+    """Refuses a model where two different pieces of one score could compete for overlapping
+    pairs (sentencepiece takes the leftmost, HF the lower rank). Runs of one character (Mistral's
+    '▁▁', '▁▁▁▁', ... all share a score) can only compete with each other: for them the two rules
+    are run side by side on every run length that matters, and must agree."""
+    by_score: dict[float, list[str]] = {}
+    for p in m.pieces:
+        if p.type == NORMAL and len(p.piece) > 1:
+            by_score.setdefault(p.score, []).append(p.piece)
+    rank = {(a, b): r for r, (a, b) in enumerate(merges)}
+    for score, pieces in by_score.items():
+        if len(pieces) < 2:
+            continue
+        runs: dict[str, set[int]] = {}
+        for piece in pieces:
+            if len(set(piece)) != 1:
+                raise ValueError(f"cannot write tokenizer.json: the pieces {pieces[:3]} share the score {score}; "
+                                 "sentencepiece breaks such ties by position, HF's BPE by rank")
+            runs.setdefault(piece[0], set()).add(len(piece))
+        for c, lengths in runs.items():
+            for n in range(2, 2 * max(lengths) + 2):
+                if _merge_run(n, lambda a, b: 0 if a + b in lengths else None) != \
+                        _merge_run(n, lambda a, b: rank.get((c * a, c * b)) if a + b in lengths else None):
+                    raise ValueError(f"cannot write tokenizer.json: a run of {n} {c!r} is merged differently by "
+                                     "sentencepiece (leftmost of equal scores) and HF's BPE (lowest rank)")
+
+
+def _merge_run(n: int, priority) -> list[int]:
+    """The pieces (as lengths) a run of n equal characters ends as, merging the adjacent pair of
+    lowest priority(a, b) (None: no merge), the leftmost of equals."""
+    run = [1] * n
+    while True:
+        best = min(((priority(a, b), i) for i, (a, b) in enumerate(zip(run, run[1:])) if priority(a, b) is not None),
+                   default=None)
+        if best is None:
+            return run
+        i = best[1]
+        run[i:i + 2] = [run[i] + run[i + 1]]
+
+
 def to_hf(tok) -> dict:
-    """A Hugging Face tokenizer.json (as a dict) for a unigram model."""
+    """A Hugging Face tokenizer.json (as a dict) for a unigram or BPE model."""
     m = tok.model
+    if m.model_type == BPE:
+        return _bpe_to_hf(tok, m.model if hasattr(m, "model") and isinstance(m.model, ModelFile) else m)
     if m.model_type != UNIGRAM:
-        raise ValueError("only unigram models can be written as Hugging Face tokenizer.json")
+        raise ValueError("only unigram and BPE sentencepiece models can be written as Hugging Face tokenizer.json")
     if not m.escape_whitespaces or m.treat_whitespace_as_suffix:
         raise ValueError("Hugging Face's Metaspace needs escape_whitespaces and no whitespace suffix")
     steps = []
@@ -107,8 +230,7 @@ def to_hf(tok) -> dict:
     ]
     return {
         "version": "1.0",
-        "truncation": None if getattr(tok, "_truncation", None) is None else tok._truncation.to_dict(),
-        "padding": None if getattr(tok, "_padding", None) is None else tok._padding.to_dict(),
+        **_limits(tok),
         "added_tokens": special,
         "normalizer": normalizer,
         "pre_tokenizer": metaspace,

@@ -85,6 +85,8 @@ def model_file_from_dict(obj: dict, *, source: str = "<dict>") -> ModelFile:
 
 _COLLAPSE = {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}
 _STRIP = {"type": "Replace", "pattern": {"Regex": "^ | $"}, "content": ""}
+_PREPEND = {"type": "Prepend", "prepend": "\u2581"}
+_STRIP_ENDS = {"type": "Replace", "pattern": {"Regex": "\\A | \\z"}, "content": ""}
 
 
 def _limits(tok) -> dict:
@@ -208,13 +210,79 @@ def _merge_run(n: int, priority) -> list[int]:
         run[i:i + 2] = [run[i] + run[i + 1]]
 
 
-def to_hf(tok) -> dict:
-    """A Hugging Face tokenizer.json (as a dict) for a unigram or BPE model."""
+def _primitive_root(s: str) -> str:
+    k = (s + s).find(s, 1)
+    return s[:k]
+
+
+def unigram_tie(m) -> tuple[str, list[str]] | None:
+    """A text on which the unigram model's best segmentation is one of several of equal score,
+    found among runs of a repeated string r (r^i and r^j both pieces, i != j): the best pieces of
+    r^(i+j) are [r^i, r^j], and [r^j, r^i] scores the same. None if there is no such run.
+
+    sentencepiece sums scores in float32 and HF's Unigram in float64, so which of two equal
+    segmentations wins depends on rounding and on the text before it: such a model cannot be
+    written as a tokenizer.json that gives sentencepiece's ids (21 dashes in sentencepiece's own
+    test model: [--]*10 + [-] against [-] + [--]*10)."""
+    scores = {p.piece: p.score for p in m.pieces if p.type in (NORMAL, USER_DEFINED)}
+    if not scores:
+        return None
+    unk_score = min(scores.values()) - 10.0
+    powers: dict[str, set[int]] = {}
+    for piece in scores:
+        root = _primitive_root(piece)
+        powers.setdefault(root, set()).add(len(piece) // len(root))
+    for root, ks in powers.items():
+        if len(ks) < 2:
+            continue
+        ks = sorted(ks)[:12]
+        for a in ks:
+            for b in ks:
+                if a < b:
+                    text = root * (a + b)
+                    best = _best_segmentation(text, scores, unk_score)
+                    if len(best) == 2 and len(best[0]) != len(best[1]):
+                        return text, best
+    return None
+
+
+def _best_segmentation(text: str, scores: dict, unk_score: float) -> list[str]:
+    best: list = [(0.0, 0)] + [None] * len(text)  # (score, start) of the best path ending at each position
+    for start in range(len(text)):
+        if best[start] is None:
+            continue
+        for end in range(start + 1, len(text) + 1):
+            s = scores.get(text[start:end])
+            if s is None and end == start + 1:
+                s = unk_score
+            if s is not None:
+                cand = best[start][0] + s
+                if best[end] is None or cand > best[end][0]:
+                    best[end] = (cand, start)
+    out, end = [], len(text)
+    while end > 0:
+        start = best[end][1]
+        out.append(text[start:end])
+        end = start
+    return out[::-1]
+
+
+def to_hf(tok, *, allow_ties: bool = False) -> dict:
+    """A Hugging Face tokenizer.json (as a dict) for a unigram or BPE model; ValueError for a model
+    tokenizers cannot reproduce. allow_ties=True writes a unigram model with equal-score
+    segmentations anyway (what transformers' converters write: the ids differ on some texts)."""
     m = tok.model
     if m.model_type == BPE:
         return _bpe_to_hf(tok, m.model if hasattr(m, "model") and isinstance(m.model, ModelFile) else m)
     if m.model_type != UNIGRAM:
         raise ValueError("only unigram and BPE sentencepiece models can be written as Hugging Face tokenizer.json")
+    tie = unigram_tie(m.model if hasattr(m, "model") and isinstance(m.model, ModelFile) else m)
+    if tie is not None and not allow_ties:
+        text, pieces = tie
+        raise ValueError(f"cannot write tokenizer.json: {text!r} has segmentations of equal score ({pieces} and "
+                         f"{pieces[::-1]}); sentencepiece chooses between them by float32 rounding, HF's Unigram by "
+                         "float64, so the ids would differ on some texts (tokenforge.spm.files.save_hf(tok, path, "
+                         "allow_ties=True) writes it anyway)")
     if not m.escape_whitespaces or m.treat_whitespace_as_suffix:
         raise ValueError("Hugging Face's Metaspace needs escape_whitespaces and no whitespace suffix")
     steps = []
@@ -222,8 +290,15 @@ def to_hf(tok) -> dict:
         steps.append({"type": "Precompiled", "precompiled_charsmap": base64.b64encode(m.precompiled_charsmap).decode("ascii")})
     if m.remove_extra_whitespaces:
         steps += [_COLLAPSE, _STRIP]
+    # Metaspace's "always" adds '▁' only to a text that does not start with one (a space), and
+    # sentencepiece to every text: a text that may start with a space gets it from Prepend.
+    prepend = m.add_dummy_prefix and not m.remove_extra_whitespaces
+    if prepend:
+        steps.append(_PREPEND)
     normalizer = None if not steps else steps[0] if len(steps) == 1 else {"type": "Sequence", "normalizers": steps}
-    metaspace = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always" if m.add_dummy_prefix else "never", "split": True}
+    # split=false: sentencepiece segments the whole text, and pieces may hold '▁' inside ("▁in▁the")
+    scheme = "always" if m.add_dummy_prefix and not prepend else "never"
+    metaspace = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": scheme, "split": False}
     special = [
         {"id": i, "content": p.piece, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
         for i, p in enumerate(m.pieces) if p.type in (UNKNOWN, CONTROL)
@@ -261,6 +336,9 @@ def from_hf(obj: dict, *, source: str = "<tokenizer.json>"):
     rest = list(steps)
     if rest and rest[0].get("type") == "Precompiled":
         charsmap = base64.b64decode(rest.pop(0).get("precompiled_charsmap") or "")
+    prepend = bool(rest) and rest[-1] == _PREPEND
+    if prepend:
+        rest = rest[:-1]
     if rest[:2] == [_COLLAPSE, _STRIP]:
         remove_ws, rest = True, rest[2:]
     if rest:
@@ -269,6 +347,8 @@ def from_hf(obj: dict, *, source: str = "<tokenizer.json>"):
     if pre.get("type") != "Metaspace" or pre.get("replacement", "\u2581") != "\u2581":
         fail("pre_tokenizer", f"expected Metaspace with '\u2581', got {pre.get('type')!r}")
     scheme = pre.get("prepend_scheme", "always" if pre.get("add_prefix_space", True) else "never")
+    if prepend and scheme != "never":
+        fail("pre_tokenizer", f"prepend_scheme {scheme!r} after a Prepend('\u2581') normalizer adds a second '\u2581'")
     if scheme not in ("always", "never"):
         fail("pre_tokenizer", f"prepend_scheme {scheme!r} is not supported")
     vocab = model.get("vocab") or []
@@ -294,16 +374,23 @@ def from_hf(obj: dict, *, source: str = "<tokenizer.json>"):
             byte_fallback=bool(model.get("byte_fallback")),
             normalizer_name="precompiled" if charsmap else "identity",
             precompiled_charsmap=charsmap,
-            add_dummy_prefix=scheme == "always",
+            add_dummy_prefix=scheme == "always" or prepend,
             remove_extra_whitespaces=remove_ws,
         )
     )
 
 
-def save_hf(tok, path) -> None:
+def save_hf(tok, path, *, allow_ties: bool = False) -> None:
+    """Writes tok as tokenizer.json (see to_hf)."""
     from ..vocab_cache import write_atomic
 
-    write_atomic(path, json.dumps(to_hf(tok), ensure_ascii=False, indent=1).encode("utf-8"))
+    obj = to_hf(tok, allow_ties=allow_ties)
+    for n, step in enumerate(obj["normalizer"].get("normalizers", []) if obj.get("normalizer") else []):
+        if step == _STRIP:  # Oniguruma's ^ and $ are line anchors: strip the text's ends only
+            obj["normalizer"]["normalizers"][n] = _STRIP_ENDS
+    if obj.get("normalizer") == _STRIP:
+        obj["normalizer"] = _STRIP_ENDS
+    write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=1).encode("utf-8"))
 
 
 def load_hf(path):

@@ -12,7 +12,7 @@ import pytest
 import tokenforge
 from tokenforge import SentencePieceTokenizer
 from tokenforge.spm import files
-from tokenforge.spm.model_file import BYTE, CONTROL, NORMAL, UNIGRAM, UNKNOWN, ModelFile, Piece
+from tokenforge.spm.model_file import BYTE, CONTROL, NORMAL, UNIGRAM, UNKNOWN, USER_DEFINED, ModelFile, Piece
 
 spm = pytest.importorskip("sentencepiece")
 hf = pytest.importorskip("tokenizers")
@@ -78,6 +78,23 @@ def test_bpe_score_ties_are_checked_by_running_both_rules():
     m = _model([("\u2581", -1.0), ("ab", -3.0), ("cd", -3.0), ("a", -1), ("b", -1), ("c", -1), ("d", -1)], model_type=2)
     with pytest.raises(ValueError, match="share the score"):
         files._check_bpe_ties(m, files.bpe_merges(m))
+
+
+def test_user_defined_pieces_with_a_dummy_prefix_are_refused(tmp_path):
+    """sentencepiece: "[REF] b" is ▁ [REF] ▁b; tokenizers splits at an added token first, then
+    prefixes each part. Without a dummy prefix the two agree."""
+    pieces = [("\u2581", -1.0), ("a", -1.0), ("b", -1.0), ("\u2581b", -2.0)]
+    m = _model(pieces, model_type=2)
+    m.pieces.append(Piece("[REF]", 0.0, USER_DEFINED))
+    tok = SentencePieceTokenizer(m)
+    with pytest.raises(ValueError, match="user-defined"):
+        tok.save(tmp_path / "tokenizer.json", format="huggingface")
+    m.add_dummy_prefix = False
+    tok = SentencePieceTokenizer(m)
+    tok.save(tmp_path / "tokenizer.json", format="huggingface")
+    theirs = hf.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    for text in ("a[REF]b", "[REF] b", " a b[REF]", "ab"):
+        assert theirs.encode(text, add_special_tokens=False).ids == tok.encode(text), text
 
 
 def test_bpe_merges_follow_scores():

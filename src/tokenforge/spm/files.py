@@ -144,6 +144,7 @@ def _bpe_to_hf(tok, m) -> dict:
                          "marks unknown characters differently)")
     if any(p.type == UNUSED for p in m.pieces):
         raise ValueError("cannot write tokenizer.json: sentencepiece re-segments unused pieces, which HF's BPE cannot")
+    _check_user_defined(m)
     merges = bpe_merges(m)
     _check_bpe_ties(m, merges)
     normalizer = [{"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]
@@ -168,6 +169,18 @@ def _bpe_to_hf(tok, m) -> dict:
             "merges": merges,
         },
     }
+
+
+def _check_user_defined(m) -> None:
+    """sentencepiece finds user-defined pieces inside the text after its dummy prefix ("[REF] b" is
+    ▁ [REF] ▁b); tokenizers' added tokens split the text first and each part gets its own prefix
+    ([REF] ▁b), and a normalized added token is matched with the prefix on it. No tokenizer.json
+    gives sentencepiece's ids on a text holding one."""
+    user = [p.piece for p in m.pieces if p.type == USER_DEFINED]
+    if user and m.add_dummy_prefix:
+        raise ValueError(f"cannot write tokenizer.json: the user-defined pieces ({', '.join(map(repr, user[:3]))}, ...) "
+                         "get no dummy prefix after them in sentencepiece, and one in tokenizers (an added token splits "
+                         "the text before the prefix is added)")
 
 
 def _check_bpe_ties(m, merges: list[list[str]]) -> None:
@@ -276,6 +289,7 @@ def to_hf(tok, *, allow_ties: bool = False) -> dict:
         return _bpe_to_hf(tok, m.model if hasattr(m, "model") and isinstance(m.model, ModelFile) else m)
     if m.model_type != UNIGRAM:
         raise ValueError("only unigram and BPE sentencepiece models can be written as Hugging Face tokenizer.json")
+    _check_user_defined(m.model if hasattr(m, "model") and isinstance(m.model, ModelFile) else m)
     tie = unigram_tie(m.model if hasattr(m, "model") and isinstance(m.model, ModelFile) else m)
     if tie is not None and not allow_ties:
         text, pieces = tie

@@ -244,7 +244,8 @@ def unigram_tie(m) -> tuple[str, list[str]] | None:
     powers: dict[str, set[int]] = {}
     for piece in scores:
         root = _primitive_root(piece)
-        powers.setdefault(root, set()).add(len(piece) // len(root))
+        if root != piece:  # a power r^k, k >= 2; r itself counts if it is a piece
+            powers.setdefault(root, {1} if root in scores else set()).add(len(piece) // len(root))
     for root, ks in powers.items():
         if len(ks) < 2:
             continue

@@ -174,9 +174,15 @@ def test_ignored_components_load(tmp_path, small_json, corpus_texts):
     obj["truncation"] = {"direction": "Right", "max_length": 512, "strategy": "LongestFirst", "stride": 0}
     obj["padding"] = {"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": None, "pad_id": 0,
                       "pad_type_id": 0, "pad_token": "!"}
-    with pytest.raises(ValueError, match="truncation: "):
-        tokenforge.load(write(tmp_path, obj))
+    obj["truncation"]["max_length"] = 40
+    # truncation and padding are read and applied, as tokenizers applies them
+    full = tokenforge.load(write(tmp_path, obj), ignore=["decoder"])
+    theirs = hf.Tokenizer.from_str(json.dumps(obj))
+    assert full.truncation == theirs.truncation and full.padding == theirs.padding
+    lines = corpus_texts["multilingual"].splitlines()
+    assert full.encode_batch(lines, allowed_special="all") == [e.ids for e in theirs.encode_batch(lines)]
     tok = tokenforge.load(write(tmp_path, obj), ignore=["decoder", "truncation", "padding"])
+    assert tok.truncation is None and tok.padding is None
     obj["truncation"] = obj["padding"] = None
     assert_same_ids(tok, hf.Tokenizer.from_str(json.dumps(obj)), [corpus_texts["multilingual"]])
 
@@ -298,8 +304,8 @@ UNSUPPORTED = [
         {"type": "Split", "pattern": {"Regex": "[^\\s]+|\\s+$|\\s"}, "behavior": "Isolated", "invert": False},
         {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}),
      "pre_tokenizer.pretokenizers[0].pattern", "'$' anchors at every line to Oniguruma"),
-    ((["truncation"], {"direction": "Right", "max_length": 512, "strategy": "LongestFirst", "stride": 0}),
-     "truncation", "ignore={'truncation'}"),
+    ((["truncation"], {"direction": "Right", "max_length": 512, "strategy": "LongestFirst", "stride": -1}),
+     "truncation", "non-negative int"),
     ((["added_tokens", 0, "id"], 5), "model.vocab['&']", "id 5 is the added token '<|endoftext|>'"),
     ((["something"], 1), "something", "unknown field"),
 ]

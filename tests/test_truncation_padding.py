@@ -140,6 +140,10 @@ def test_byte_level_fast_path_truncates_and_pads(shared_dir):
     assert ids.tolist() == [[99, 256, 120], [120, 0, 0]] and mask.tolist() == [[1, 1, 1], [1, 0, 0]]
 
 
+PAD = {"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": None, "pad_id": 0, "pad_type_id": 0,
+       "pad_token": "[PAD]"}
+
+
 def test_bad_settings_are_value_errors(tmp_path, bert):
     tok = _load(bert, tmp_path)
     with pytest.raises(ValueError, match="strategy"):
@@ -164,9 +168,11 @@ def test_bad_settings_are_value_errors(tmp_path, bert):
     for key, value, where in (("truncation", {"max_length": "9", "strategy": "LongestFirst", "stride": 0}, "truncation.max_length"),
                               ("truncation", {"max_length": 9, "strategy": "Longest", "stride": 0}, "truncation.strategy"),
                               ("truncation", {"max_length": 9, "strategy": "LongestFirst", "stride": 0, "x": 1}, "truncation.x"),
-                              ("padding", {"strategy": {"Fixed": "8"}}, "padding.strategy"),
-                              ("padding", {"strategy": "BatchLongest", "direction": "Up"}, "padding.direction"),
-                              ("padding", {"strategy": "BatchLongest", "pad_id": -1}, "padding")):
+                              ("truncation", {"max_length": 9}, "truncation.strategy: missing"),
+                              ("padding", {**PAD, "strategy": {"Fixed": "8"}}, "padding.strategy"),
+                              ("padding", {**PAD, "direction": "Up"}, "padding.direction"),
+                              ("padding", {**PAD, "pad_id": -1}, "padding"),
+                              ("padding", {"strategy": "BatchLongest"}, "padding.direction: missing")):
         path = tmp_path / "bad.json"
         path.write_text(json.dumps({**obj, key: value}), encoding="utf-8")
         with pytest.raises(ValueError, match=f"bad.json.*{where}"):

@@ -130,8 +130,9 @@ class Truncation:
     def from_dict(cls, d, where: str = "truncation") -> "Truncation | None":
         if d is None:
             return None
+        # required as tokenizers requires them (only direction has a default)
         f = read_fields(d, where, {"direction": ("Right", str), "max_length": (REQUIRED, int),
-                                   "strategy": ("LongestFirst", str), "stride": (0, int)}, kind="truncation")
+                                   "strategy": (REQUIRED, str), "stride": (REQUIRED, int)}, kind="truncation")
         by_json = {v: k for k, v in STRATEGIES.items()}
         if f["strategy"] not in by_json:
             raise StageError(f"{where}.strategy: expected one of {', '.join(by_json)}, got {f['strategy']!r}")
@@ -196,9 +197,9 @@ class Padding:
     def from_dict(cls, d, where: str = "padding") -> "Padding | None":
         if d is None:
             return None
-        f = read_fields(d, where, {"strategy": ("BatchLongest", (str, dict)), "direction": ("Right", str),
-                                   "pad_to_multiple_of": (None, (int, type(None))), "pad_id": (0, int),
-                                   "pad_type_id": (0, int), "pad_token": ("[PAD]", str)}, kind="padding")
+        f = read_fields(d, where, {"strategy": (REQUIRED, (str, dict)), "direction": (REQUIRED, str),
+                                   "pad_to_multiple_of": (None, (int, type(None))), "pad_id": (REQUIRED, int),
+                                   "pad_type_id": (REQUIRED, int), "pad_token": (REQUIRED, str)}, kind="padding")
         strategy = f["strategy"]
         if strategy == "BatchLongest":
             length = None

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Batch encoding on real documents: num_threads=2 against num_threads=1, one run.
+
+    python benchmarks/bench_batch.py [--mb 6] [--doc 10000] [--batch 2000000] [--rounds 3]
+
+The real corpora of bench_encode.py are cut into documents of about --doc characters (at line
+ends), and the documents into batches of about --batch characters. For each encoding and corpus,
+one batch warms up, then each round encodes two fresh batches, one with 1 thread and one with 2
+(which goes first alternates). MB/s of UTF-8 in wall time and in CPU time of the process, best of
+--rounds, and the 2-thread / 1-thread ratio of wall times. On a shared machine the wall ratio says
+little, so the last column estimates it for free cores: the 2-thread run would take as long as its
+busier thread (the caller's CPU time, which includes the serial list building, or the other
+thread's), against the 1-thread run's CPU time. Ids are checked equal to encode_ordinary's.
+"""
+
+import argparse
+import pathlib
+import sys
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from bench_encode import real_corpus, setup_tiktoken_cache  # noqa: E402
+
+
+def documents(text: str, size: int) -> list[str]:
+    docs, start = [], 0
+    while start < len(text):
+        end = text.find("\n", start + size)
+        end = len(text) if end < 0 else end + 1
+        docs.append(text[start:end])
+        start = end
+    return docs
+
+
+def batches(docs: list[str], size: int) -> list[list[str]]:
+    out, cur, n = [], [], 0
+    for d in docs:
+        cur.append(d)
+        n += len(d)
+        if n >= size:
+            out.append(cur)
+            cur, n = [], 0
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", type=float, default=6)
+    ap.add_argument("--doc", type=int, default=10_000)
+    ap.add_argument("--batch", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
+    args = ap.parse_args()
+    setup_tiktoken_cache()
+    import tokenforge
+
+    texts = real_corpus(args.mb)
+    print(f"batch of ~{args.batch:,} characters in ~{args.doc:,}-character documents, wall MB/s, best of {args.rounds}")
+    print("| encoding, corpus | 1 thread wall / CPU | 2 threads wall / CPU | 2 / 1 wall | 2 / 1 if the cores were free |")
+    print("|---|---|---|---|---|")
+    for name in args.encodings:
+        enc = tokenforge.get_encoding(name)
+        def run(b, k):
+            return enc.encode_ordinary_batch(b, num_threads=k)
+        for corpus_name, text in texts.items():
+            bs = batches(documents(text, args.doc), args.batch)
+            need = 1 + 2 * args.rounds
+            if len(bs) < need:
+                raise SystemExit(f"corpus too small for {args.rounds} rounds; pass a larger --mb or smaller --batch")
+            warm = bs[0]
+            got = run(warm, 2)
+            if got != [enc.encode_ordinary(d) for d in warm]:
+                raise SystemExit(f"{name} {corpus_name}: batch ids differ from encode_ordinary's")
+            best = {1: 0.0, 2: 0.0}
+            cpu = {1: 0.0, 2: 0.0}
+            ideal = 0.0
+            for r in range(args.rounds):
+                pair = [(1, bs[1 + 2 * r]), (2, bs[2 + 2 * r])]
+                if r % 2:
+                    pair = [(2, bs[1 + 2 * r]), (1, bs[2 + 2 * r])]
+                for k, b in pair:
+                    nbytes = sum(len(d.encode()) for d in b)
+                    t, c, m = time.perf_counter(), time.process_time(), time.thread_time()
+                    run(b, k)
+                    t, c, m = time.perf_counter() - t, time.process_time() - c, time.thread_time() - m
+                    best[k] = max(best[k], nbytes / 1e6 / t)
+                    cpu[k] = max(cpu[k], nbytes / 1e6 / c)
+                    if k == 2:  # on free cores the wall time would be the busier thread's CPU time
+                        ideal = max(ideal, nbytes / 1e6 / max(m, c - m))
+            print(f"| {name.split('_')[0]} {corpus_name} | {best[1]:.0f} / {cpu[1]:.0f} | {best[2]:.0f} / {cpu[2]:.0f} "
+                  f"| x{best[2] / best[1]:.2f} | x{ideal / cpu[1]:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

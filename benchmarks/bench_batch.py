@@ -89,6 +89,16 @@ def main() -> None:
                         ideal = max(ideal, nbytes / 1e6 / max(m, c - m))
             print(f"| {name.split('_')[0]} {corpus_name} | {best[1]:.0f} / {cpu[1]:.0f} | {best[2]:.0f} / {cpu[2]:.0f} "
                   f"| x{best[2] / best[1]:.2f} | x{ideal / cpu[1]:.2f} |", flush=True)
+        english = texts["english"][:400_000]
+        small = [english[i:i + 500] for i in range(0, len(english), 500)]
+        enc.encode_ordinary_batch(small[:8])
+        c, t = time.process_time(), time.perf_counter()
+        for i in range(8, len(small), 8):
+            enc.encode_ordinary_batch(small[i:i + 8])
+        calls = len(range(8, len(small), 8))
+        print(f"{name}: small batches (8 English documents of 500 characters, default num_threads): "
+              f"{(time.perf_counter() - t) * 1e3 / calls:.2f} ms wall, "
+              f"{(time.process_time() - c) * 1e3 / calls:.2f} ms CPU per call", flush=True)
 
 
 if __name__ == "__main__":

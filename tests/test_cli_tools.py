@@ -84,6 +84,25 @@ def test_bench_runs(capsys):
     assert rc == 0 and "MB/s" in out
 
 
+def test_compare_and_bench_show_progress_on_big_inputs(capsys, monkeypatch, corpus_texts):
+    from tokenforge.cli import _common
+
+    text = corpus_texts["shakespeare"][:20000]
+    monkeypatch.setenv("TOKENFORGE_PROGRESS_INTERVAL", "0")  # a log line at every update (stderr is no terminal)
+    rc, out, err = run(capsys, "compare", "-t", "gpt2", "-t", "cl100k_base", "--text", text)
+    assert rc == 0 and err == ""  # a small input: no progress
+    monkeypatch.setattr(_common, "BIG_INPUT", 0)
+    rc, out, err = run(capsys, "compare", "-t", "gpt2", "-t", "cl100k_base", "--text", text, "--json")
+    assert rc == 0 and json.loads(out)["tokenizers"]["gpt2"]["tokens"] == len(tokenforge.get_encoding("gpt2").encode_ordinary(text))
+    lines = err.splitlines()
+    assert len(lines) == 2 and "(50%)" in lines[0] and "(100%)" in lines[1] and lines[1].startswith("compare: ")
+    rc, out, err = run(capsys, "bench", "-t", "gpt2", "--text", text, "--repeat", "2")
+    mb = len(text.encode()) / 1e6
+    assert rc == 0 and "MB/s" in out and f"bench: {4 * mb:,.1f} MB" in err.splitlines()[-1]  # 2 runs, and tiktoken's 2
+    rc, out, err = run(capsys, "compare", "-t", "gpt2", "--text", text, "-q")
+    assert rc == 0 and err == ""
+
+
 def test_every_command_has_help():
     for command in ["demo", "train", "encode", "decode", "count", "show", "compare", "stats", "convert", "serve", "bench"]:
         r = subprocess.run([sys.executable, "-m", "tokenforge.cli", command, "--help"], capture_output=True, text=True)

@@ -361,6 +361,45 @@ def test_disk_full_leaves_nothing_and_a_rerun_works(tmp_path, files, gpt2, monke
     assert dataset.read_ids(tmp_path / "out.bin").tolist() == expected_ids(gpt2, texts, gpt2.eot_token)
 
 
+@pytest.mark.parametrize("shards", [False, True])
+def test_disk_full_at_the_sidecar_or_index_leaves_no_partial_files(tmp_path, files, gpt2, monkeypatch, shards):
+    paths, _ = files
+    out = tmp_path / ("shards" if shards else "out.bin")
+    run = (lambda **kw: dataset.encode_dataset(gpt2, paths[:1], out, shard_size=10**9, **kw)) if shards else (
+        lambda **kw: dataset.encode_files(gpt2, paths[:1], out, **kw))
+    run()
+    folder = out if shards else tmp_path
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    real = outputs.partial_file
+
+    class Full:
+        def __init__(self, f):
+            self.f = f
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+    def partial_file(target):
+        f, path = real(target)
+        return (Full(f) if target.name.endswith(".json") else f), path
+
+    monkeypatch.setattr(outputs, "partial_file", partial_file)
+    with pytest.raises(OSError, match="No space"):
+        run(overwrite=True)
+    if not shards:  # one file and its sidecar: replaced together or not at all
+        assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    else:  # shards are committed one by one; the old index went first, so nothing names a missing shard
+        assert leftovers(folder) == [] and "index.json" not in os.listdir(folder)
+        with pytest.raises(FileNotFoundError, match="index.json"):
+            dataset.read_shards(out)
+
+
 def test_crash_between_renames_never_pairs_new_data_with_old_sidecar(tmp_path, files, monkeypatch):
     paths, _ = files
     dataset.encode_files(tokenforge.get_encoding("gpt2"), paths[:1], tmp_path / "out.bin")

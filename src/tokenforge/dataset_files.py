@@ -107,18 +107,20 @@ class _SingleOutput:
 
     def finish(self, meta: dict) -> dict:
         pairs, retire, result = [], [], {}
-        for s, part in self.parts.items():
-            target = self.targets[s]
-            info = dict(meta, format="npy" if part.npy else "bin", split=s, **part.close())
-            info["bytes"] += part.NPY_HEADER if part.npy else 0
-            sidecar = _sidecar(target)
-            f, side_partial = outputs.partial_file(sidecar)
-            with f:
-                f.write(json.dumps(info, indent=1).encode())
-            pairs += [(part.path, target), (side_partial, sidecar)]
-            retire.append(sidecar)
-            result[s] = info
-        outputs.commit(pairs, retire=retire)
+        try:
+            for s, part in self.parts.items():
+                target = self.targets[s]
+                info = dict(meta, format="npy" if part.npy else "bin", split=s, **part.close())
+                info["bytes"] += part.NPY_HEADER if part.npy else 0
+                sidecar = _sidecar(target)
+                pairs += [(part.path, target), (_write_partial(sidecar, info), sidecar)]
+                retire.append(sidecar)
+                result[s] = info
+        except BaseException:
+            for partial, _ in pairs:
+                outputs.discard(partial)
+            raise
+        _commit_or_discard(pairs, retire)
         return result
 
     def abort(self) -> None:
@@ -148,7 +150,8 @@ class _ShardedOutput:
             elif not overwrite:
                 raise FileExistsError(f"{self.index_path} already exists; pass --resume to continue it or "
                                       "--overwrite to replace it")
-            else:
+            else:  # the index goes first: never an index naming shards already removed
+                self.index_path.unlink()
                 for s in old.get("shards", []):
                     _remove_inside(folder, s.get("file"))
         folder.mkdir(parents=True, exist_ok=True)
@@ -192,10 +195,13 @@ class _ShardedOutput:
         self.parts = {}
         index = dict(self.header, format=SHARDS_FORMAT, version=1, complete=complete, documents=self.documents,
                      count=sum(s["count"] for s in self.shards), shards=self.shards)
-        f, index_partial = outputs.partial_file(self.index_path)
-        with f:
-            f.write(json.dumps(index, indent=1).encode())
-        outputs.commit(pairs + [(index_partial, self.index_path)])
+        try:
+            index_partial = _write_partial(self.index_path, index)
+        except BaseException:
+            for partial, _ in pairs:
+                outputs.discard(partial)
+            raise
+        _commit_or_discard(pairs + [(index_partial, self.index_path)], ())
         return index
 
     def finish(self, meta: dict) -> dict:
@@ -205,6 +211,28 @@ class _ShardedOutput:
     def abort(self) -> None:
         for part in self.parts.values():
             part.discard()
+
+
+def _write_partial(target: Path, obj: dict) -> Path:
+    """A partial file beside target holding obj as JSON (removed again if writing it fails)."""
+    f, partial = outputs.partial_file(target)
+    try:
+        with f:
+            f.write(json.dumps(obj, indent=1).encode())
+    except BaseException:
+        outputs.discard(partial)
+        raise
+    return partial
+
+
+def _commit_or_discard(pairs, retire) -> None:
+    """outputs.commit, and if it fails (a full disk at fsync), the partial files not yet renamed go."""
+    try:
+        outputs.commit(pairs, retire=retire)
+    except BaseException:
+        for partial, _ in pairs:
+            outputs.discard(partial)
+        raise
 
 
 def _sidecar(path: Path) -> Path:

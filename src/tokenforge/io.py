@@ -70,37 +70,11 @@ def to_dict(tok) -> dict:
 
 
 def load(path, **overrides):
-    """Loads a tokenizer from any supported file, recognised by its content."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise ValueError(f"{path}: is a directory, not a tokenizer file") from None
-    try:
-        return _load_bytes(path, data, overrides)
-    except RecursionError:  # JSON arrays in arrays, or stages in stages, thousands deep
-        raise ValueError(f"{path}: nested too deeply to be a tokenizer file") from None
+    """Loads a tokenizer from any supported file or model folder, recognised by its content
+    (tokenforge.formats.detect)."""
+    from .formats import detect
 
-
-def _load_bytes(path: Path, data: bytes, overrides: dict):
-    head = data[:4096].lstrip()
-    if head.startswith(b"{"):
-        try:
-            obj = json.loads(data)
-        except ValueError as e:  # not JSON, not UTF-8, or an integer of more than 4300 digits
-            raise ValueError(f"{path}: not valid JSON ({e})") from None
-        if isinstance(obj, dict) and obj.get("format") == FORMAT_NAME:
-            return from_dict(obj, source=str(path), **overrides)
-    if path.suffix == ".model" and not overrides:  # a sentencepiece ModelProto (spm/model_file.py)
-        from .spm import SentencePieceTokenizer
-
-        try:
-            return SentencePieceTokenizer.from_bytes(data)
-        except ValueError as e:
-            raise ValueError(f"{path}: {e}") from None
-    from . import formats
-
-    return formats.load_foreign(path, data, **overrides)
+    return detect.load(path, read_own=from_dict, **overrides)
 
 
 def from_dict(obj: dict, *, source: str = "<dict>", **overrides):

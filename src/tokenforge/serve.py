@@ -119,7 +119,13 @@ class TokenizerSet:
         self._loaded[name] = tok
 
     def describe(self) -> list[dict]:
-        return [{"name": name, "kind": kind} for name, kind in self._kinds.items()]
+        from .chat import OPENAI_CHAT_ENCODINGS, chat_format
+
+        def has_chat(name: str) -> bool:
+            tok = self._loaded.get(name)
+            return name in OPENAI_CHAT_ENCODINGS if tok is None else chat_format(tok) is not None
+
+        return [{"name": name, "kind": kind, "chat": has_chat(name)} for name, kind in self._kinds.items()]
 
     def models(self) -> dict[str, str]:
         """Model names (gpt-4o, gpt-3.5-turbo, ...) -> the offered encoding each uses."""
@@ -240,12 +246,15 @@ def _is_special(tok, i: int) -> bool:
     return bool(is_control(i)) if is_control is not None else False
 
 
-def tokenize(tok, text: str, *, allow_special: bool = False, max_tokens: int = MAX_TOKENS, offset: int = 0) -> dict:
-    """The API's answer for one text: ids, bytes (hex), text pieces, and counts.
+def tokenize(tok, text: str, *, allow_special: bool = False, max_tokens: int = MAX_TOKENS, offset: int = 0,
+             ids: list[int] | None = None) -> dict:
+    """The API's answer for one text: ids, bytes (hex), text pieces, and counts (ids: the text's
+    ids when the caller has them, e.g. a rendered chat).
 
     For byte-level tokenizers the texts of the tokens join to the input; for the other families a
     token's text is its string in the model's vocabulary ("▁the", "##ing") and "pieces" is "model"."""
-    ids = _ids_of(tok, text, allow_special)
+    if ids is None:
+        ids = _ids_of(tok, text, allow_special)
     offset = min(max(0, offset), max(0, len(ids) - 1))
     shown = ids[offset:offset + max_tokens]
     token_bytes = _token_strings(tok, shown)
@@ -425,6 +434,9 @@ class _Handler(BaseHTTPRequestHandler):
             if path != "/api/tokenize":
                 raise RequestError(HTTPStatus.NOT_FOUND, f"no such endpoint: POST {path}")
             request = self._read_json()
+            if "messages" in request:
+                self._send_json(HTTPStatus.OK, self._chat(request))
+                return
             text = request.get("text")
             name = request.get("tokenizer")
             allow_special = request.get("allow_special", False)
@@ -443,6 +455,25 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(HTTPStatus.OK, answer)
         except RequestError as e:
             self._error(e)
+
+    def _chat(self, request: dict) -> dict:
+        """The answer for {"messages": [...], "tokenizer": ...}: the messages rendered with the
+        tokenizer's chat format (chat.py), tokenized, and the rendered text."""
+        from . import chat
+
+        name, offset = request.get("tokenizer"), request.get("offset", 0)
+        if not isinstance(name, str):
+            raise RequestError(HTTPStatus.BAD_REQUEST, '"tokenizer" must be a string (a name from /api/tokenizers)')
+        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+            raise RequestError(HTTPStatus.BAD_REQUEST, '"offset" must be a non-negative integer')
+        tok = self.server.tokenizers.get(name)
+        try:
+            shown_by, text, ids = chat.chat_ids(tok, request["messages"], name=name)
+        except ValueError as e:
+            raise RequestError(HTTPStatus.BAD_REQUEST, str(e)) from None
+        answer = tokenize(shown_by, text, max_tokens=self.server.max_tokens, offset=offset, ids=ids)
+        answer.update(tokenizer=self.server.tokenizers.resolve(name), chat_text=text, messages=len(request["messages"]))
+        return answer
 
     def _read_json(self) -> dict:
         content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()

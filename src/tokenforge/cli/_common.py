@@ -202,6 +202,9 @@ def add_text_inputs(p) -> None:
 # Progress
 
 
+BIG_INPUT = 50 << 20  # bytes: smaller inputs get no progress display (compare, bench)
+
+
 class Progress:
     """Progress of a long job on stderr: a tqdm bar on a terminal, else a log line every
     `interval` seconds (default: $TOKENFORGE_PROGRESS_INTERVAL or 10), so batch jobs see it too;

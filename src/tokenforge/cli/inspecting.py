@@ -70,12 +70,25 @@ def add_compare_command(subparsers) -> None:
     add_tokenizer_option(p, many=True)
     add_text_inputs(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress (shown for inputs over 50 MB)")
     p.set_defaults(func=cmd_compare)
 
 
 def cmd_compare(args) -> int:
+    from . import _common
+
     text = "".join(t for _, t in read_text(args))
-    results = {spec: _measure(tokenizer(spec), text) for spec in args.tokenizer}
+    nbytes = len(text.encode("utf-8"))
+    # Each tokenizer encodes the whole text at once (streaming in pieces would need safe cuts, exact
+    # only for the named patterns): the progress advances one tokenizer at a time.
+    bar = _common.Progress(nbytes * len(args.tokenizer), desc="compare", quiet=args.quiet or nbytes < _common.BIG_INPUT)
+    results = {}
+    try:
+        for k, spec in enumerate(args.tokenizer):
+            results[spec] = _measure(tokenizer(spec), text)
+            bar.update(nbytes * (k + 1))
+    finally:
+        bar.close()
     if args.json:
         print(json.dumps({"bytes": len(text.encode("utf-8")), "tokenizers": results}, indent=1))
         return 0

@@ -76,21 +76,30 @@ def add_bench_command(subparsers) -> None:
     add_tokenizer_option(p, many=True)
     add_text_inputs(p)
     p.add_argument("--repeat", type=positive_int, default=5)
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress (shown for inputs over 50 MB)")
     p.set_defaults(func=cmd_bench)
 
 
 def cmd_bench(args) -> int:
+    from . import _common
+
     text = "".join(t for _, t in read_text(args))
-    mb = len(text.encode("utf-8")) / 1e6
+    nbytes = len(text.encode("utf-8"))
+    mb = nbytes / 1e6
     if not mb:
         raise ValueError("no text to measure")
+    bar = _common.Progress(None, desc="bench", quiet=args.quiet or nbytes < _common.BIG_INPUT)
+    encoded = 0
 
     def best(fn) -> float:
+        nonlocal encoded
         times = []
         for _ in range(max(1, args.repeat)):
             start = time.perf_counter()
             fn()
             times.append(time.perf_counter() - start)
+            encoded += nbytes
+            bar.update(encoded)
         return min(times)
 
     for spec in args.tokenizer:
@@ -106,5 +115,6 @@ def cmd_bench(args) -> int:
         if ref is not None:
             r = best(lambda: ref.encode_ordinary(text))
             line += f", tiktoken {mb / r:.1f} MB/s, ratio {r / t:.2f}x"
-        print(line)
+        print(line, flush=True)
+    bar.close()
     return 0

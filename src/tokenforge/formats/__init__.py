@@ -4,13 +4,17 @@
 | --------------- | ------------------------------ | --------------- | ---- | ---- |
 | "tokenforge"    | tokenforge's own JSON          | tokenforge.io   | yes  | yes  |
 | "huggingface"   | tokenizer.json                 | huggingface (byte-level BPE), hf_families (WordPiece, char BPE, WordLevel, Unigram) | yes | yes |
-| "tiktoken"      | name.tiktoken (ranks only)     | tiktoken_bpe    | yes  | yes  |
+| "tiktoken"      | name.tiktoken, Meta's tokenizer.model (ranks only; known files by content: rank_families) | tiktoken_bpe | yes | yes |
+| "tekken"        | Mistral's tekken.json          | tekken          | yes  | yes  |
+| "sentencepiece" | any name: tokenizer.model.v3, spiece.model, ... | sentencepiece_model (tokenforge.spm) | yes | yes |
+| (clip)          | CLIP's bpe_simple_vocab_16e6.txt(.gz) | clip     | yes  | no   |
+| "transformers"  | a model folder as transformers lays it out | model_folder | yes | yes |
 | "gpt2"          | encoder.json + vocab.bpe       | bpe_files       | yes  | yes  |
 | "vocab_merges"  | vocab.json + merges.txt        | bpe_files, char_bpe_files | yes | yes |
 | "bert_vocab"    | BERT's vocab.txt (WordPiece)   | bert_vocab      | yes  | yes  |
 | "listing"       | name.vocab, for people         | listing         | no   | yes  |
 
-`tokenforge.load(path, **overrides)` reads any of them; keywords supply what a format lacks
+`tokenforge.load(path, **overrides)` reads any of them, told apart by content (detect.py); keywords supply what a format lacks
 (`pattern=`, `special_tokens=`) or replace what it says (`name=`, ...); format-specific ones are
 `ignore=` (huggingface) and `merges_file=` / `vocab_file=` (the two-file formats). `tok.save(path,
 format=...)` writes any of them, atomically per file. Each module's docstring says what it does not
@@ -22,8 +26,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import bert_vocab, bpe_files, char_bpe_files, hf_families, huggingface, listing, tiktoken_bpe
-from ._common import fail, parse_json
+from . import bert_vocab, bpe_files, char_bpe_files, hf_families, huggingface, listing, model_folder, tekken, tiktoken_bpe
+from . import detect
+
+
+def _save_sentencepiece(tok, path):
+    from ._common import write_atomic
+
+    to_model_bytes = getattr(tok, "to_model_bytes", None)  # sentencepiece models have it
+    if to_model_bytes is None:
+        raise ValueError(f"sentencepiece: a .model file holds a sentencepiece model, not a {type(tok).__name__}")
+    write_atomic(path, to_model_bytes())
 
 
 def _save_huggingface(tok, path):
@@ -43,72 +56,31 @@ def _save_vocab_merges(tok, path):
 SAVERS = {
     "huggingface": _save_huggingface,
     "tiktoken": tiktoken_bpe.save,
+    "tekken": tekken.save,
     "gpt2": lambda tok, path: bpe_files.save(tok, path, "gpt2"),
     "vocab_merges": _save_vocab_merges,
     "bert_vocab": bert_vocab.save,
+    "sentencepiece": _save_sentencepiece,
+    "transformers": model_folder.save,
     "listing": listing.save,
 }
-ALIASES = {"hf": "huggingface", "tokenizer.json": "huggingface", "vocab": "listing", "vocab.txt": "bert_vocab"}
+ALIASES = {"hf": "huggingface", "tokenizer.json": "huggingface", "vocab": "listing", "vocab.txt": "bert_vocab",
+           "spm": "sentencepiece", "model_folder": "transformers"}
 FORMATS = ("tokenforge", *SAVERS)
-BYTE_LEVEL_ONLY = ("tiktoken", "gpt2", "listing")
+BYTE_LEVEL_ONLY = ("tiktoken", "tekken", "gpt2", "listing")
 
 
-def detect(path, data: bytes) -> tuple[str, object]:
-    """(the kind of file, its parsed JSON or None), by content; ValueError if no format fits."""
-    head = data.lstrip()
-    if not head:
-        fail(path, None, "the file is empty")
-    if head.startswith(b"[") and bert_vocab.looks_like(data):  # "[PAD]" on the first line is not JSON
-        return "bert_vocab", None
-    if head.startswith((b"{", b"[")):
-        obj = parse_json(data, path)
-        return _detect_json(path, obj), obj
-    first = head.split(b"\n", 1)[0].rstrip(b"\r")
-    if first.startswith(listing.HEADER.encode()):
-        return "listing", None
-    if tiktoken_bpe.looks_like(first):
-        return "tiktoken", None
-    try:
-        first_text = first.decode("utf-8")
-    except UnicodeDecodeError:
-        fail(path, None, "not a tokenizer file: not JSON, and not UTF-8 text")
-    if bert_vocab.looks_like(data):
-        return "bert_vocab", None
-    if bpe_files.looks_like_merges(first_text):
-        return "merges", None
-    fail(path, "line 1", f"not a tokenizer file in any known format ({', '.join(FORMATS[:-1])}); it starts with {first_text[:60]!r}")
-
-
-def _detect_json(path, obj) -> str:
-    if not isinstance(obj, dict):
-        fail(path, None, f"a JSON {type(obj).__name__}, not a tokenizer (an object)")
-    if bpe_files.looks_like_vocab(obj):
-        return "vocab"
-    if isinstance(obj.get("format"), str):
-        fail(path, "format", f"unknown format {obj['format']!r} (this tokenforge reads 'tokenforge')")
-    if "model" in obj:
-        return "huggingface"
-    fail(path, None, "a JSON object that is neither a tokenforge file, a Hugging Face tokenizer.json, "
-                     "nor a vocabulary (token -> id)")
+def _load_huggingface(path, obj, overrides):
+    """A parsed tokenizer.json: the byte-level reader, or hf_families for the other families (the
+    one place detect.py and clip.py read tokenizer.json through)."""
+    if hf_families.handles(obj):
+        return hf_families.load(path, obj, **dict(overrides))
+    return huggingface.load(path, obj, **dict(overrides))
 
 
 def load_foreign(path, data: bytes, **overrides):
-    """Loads a file that is not tokenforge's own (called by tokenforge.load)."""
-    path = Path(path)
-    kind, obj = detect(path, data)
-    if kind == "huggingface":
-        if hf_families.handles(obj):
-            return hf_families.load(path, obj, **overrides)
-        return huggingface.load(path, obj, **overrides)
-    if kind == "bert_vocab":
-        return bert_vocab.load(path, data, **overrides)
-    if kind == "tiktoken":
-        return tiktoken_bpe.load(path, data, **overrides)
-    if kind == "vocab":
-        return bpe_files.load_from_vocab(path, obj, **overrides)
-    if kind == "merges":
-        return bpe_files.load_from_merges(path, data, **overrides)
-    fail(path, None, "a .vocab listing is for people and cannot be loaded; load the file it was made from")
+    """Loads a file that is not tokenforge's own, from its bytes (detect.py)."""
+    return detect.load_bytes(Path(path), data, **overrides)
 
 
 def save_foreign(tok, path, format: str) -> None:

@@ -152,6 +152,9 @@ def _load(vocab_path: Path, vocab: dict, merges_path: Path, merges_data: bytes, 
     byte_level = all(BYTE_TO_CHAR[b] in vocab for b in range(256))
     if "end_of_word" in overrides or (not byte_level and char_bpe_files.marker_of(vocab)):
         return char_bpe_files.load(vocab_path, vocab, merges_path, pairs, lambda items: _numbered(items, merges_data), overrides)
+    # An empty token (Whisper's multilingual vocab.json has "": 50256) can never come out of BPE;
+    # it is left out, as tiktoken_bpe.py does with an empty rank.
+    vocab = {s: i for s, i in vocab.items() if s}
     decodable = {s: i for s, i in vocab.items() if all(c in CHAR_TO_BYTE for c in s)}
     made = {a + b for a, b in pairs}
     special = {s: i for s, i in vocab.items() if s not in decodable or (len(s) > 1 and s not in made)}

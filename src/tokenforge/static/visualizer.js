@@ -20,6 +20,10 @@ const textBox = document.getElementById("text");
 const allowSpecial = document.getElementById("allow-special");
 const showWs = document.getElementById("show-ws");
 const compare = document.getElementById("compare");
+const chatMode = document.getElementById("chat-mode");
+const chatBox = document.getElementById("chat");
+const messageList = document.getElementById("messages");
+const ROLES = ["system", "user", "assistant"];
 const info = document.getElementById("info");
 
 function makePane(id) {
@@ -88,7 +92,7 @@ function render(pane, answer) {
   pane.count.textContent = `${answer.count.toLocaleString("en")} token${answer.count === 1 ? "" : "s"}`;
   pane.count.dataset.count = String(answer.count);
   const ratio = answer.count ? (answer.n_bytes / answer.count).toFixed(2) : "–";
-  pane.stats.textContent =
+  pane.stats.textContent = (answer.messages ? `${answer.messages} message${answer.messages === 1 ? "" : "s"} · ` : "") +
     `${answer.n_chars.toLocaleString("en")} characters · ${answer.n_bytes.toLocaleString("en")} bytes · ` +
     `${ratio} bytes/token · vocabulary ${answer.n_vocab.toLocaleString("en")}`;
 
@@ -166,8 +170,9 @@ async function update(pane) {
     const response = await fetch("/api/tokenize", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ text: textBox.value, tokenizer: pane.select.value, allow_special: allowSpecial.checked,
-                             offset: pane.offset }),
+      body: JSON.stringify(chatMode.checked
+        ? { messages: readMessages(), tokenizer: pane.select.value, offset: pane.offset }
+        : { text: textBox.value, tokenizer: pane.select.value, allow_special: allowSpecial.checked, offset: pane.offset }),
     });
     ok = response.ok;
     answer = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
@@ -198,6 +203,11 @@ function saveState() {
   if (showWs.checked) params.set("ws", "1");
   if (!allowSpecial.checked) params.set("sp", "0");
   if (textBox.value.length <= MAX_URL_TEXT) params.set("text", textBox.value);
+  if (chatMode.checked) {
+    params.set("chat", "1");
+    const messages = JSON.stringify(readMessages());
+    if (messages.length <= MAX_URL_TEXT) params.set("msgs", messages);
+  }
   history.replaceState(null, "", "#" + params.toString());
 }
 
@@ -212,7 +222,82 @@ function loadState(names) {
   showWs.checked = params.get("ws") === "1";
   allowSpecial.checked = params.get("sp") !== "0";
   if (params.has("text")) textBox.value = params.get("text");
+  chatMode.checked = params.get("chat") === "1";
+  if (params.has("msgs")) {
+    try {
+      setMessages(JSON.parse(params.get("msgs")));
+    } catch (e) {
+      // a mangled link: keep the messages shown
+    }
+  }
+  showChat();
 }
+
+// Chat input: one row per message (role, content); the server renders them with the chat template.
+function addMessage(role, content) {
+  const row = document.createElement("div");
+  row.className = "message";
+  const select = document.createElement("select");
+  select.setAttribute("aria-label", "role");
+  for (const r of ROLES) {
+    const option = document.createElement("option");
+    option.value = option.textContent = r;
+    select.appendChild(option);
+  }
+  select.value = ROLES.includes(role) ? role : "user";
+  const area = document.createElement("textarea");
+  area.spellcheck = false;
+  area.placeholder = "content";
+  area.value = content;
+  const remove = document.createElement("button");
+  remove.type = "button";
+  remove.className = "remove";
+  remove.textContent = "\u00d7";
+  remove.setAttribute("aria-label", "remove message");
+  remove.addEventListener("click", () => {
+    row.remove();
+    scheduleUpdate();
+  });
+  select.addEventListener("change", scheduleUpdate);
+  area.addEventListener("input", scheduleUpdate);
+  row.append(select, area, remove);
+  messageList.appendChild(row);
+  return row;
+}
+
+function readMessages() {
+  return Array.from(messageList.querySelectorAll(".message"), (row) => ({
+    role: row.querySelector("select").value,
+    content: row.querySelector("textarea").value,
+  }));
+}
+
+function setMessages(messages) {
+  if (!Array.isArray(messages)) return;
+  messageList.replaceChildren();
+  for (const m of messages) {
+    if (m && typeof m.role === "string" && typeof m.content === "string") addMessage(m.role, m.content);
+  }
+}
+
+function showChat() {
+  chatBox.hidden = !chatMode.checked;
+  textBox.hidden = chatMode.checked;
+  allowSpecial.disabled = chatMode.checked; // the chat format decides which tokens are special
+}
+
+addMessage("system", "You are a helpful assistant.");
+addMessage("user", "");
+document.getElementById("add-message").addEventListener("click", () => {
+  const last = readMessages().at(-1);
+  const row = addMessage(last && last.role === "user" ? "assistant" : "user", "");
+  row.querySelector("textarea").focus();
+  scheduleUpdate();
+});
+chatMode.addEventListener("change", () => {
+  showChat();
+  scheduleUpdate();
+});
 
 let timer = null;
 function scheduleUpdate() {

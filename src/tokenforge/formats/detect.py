@@ -1,0 +1,172 @@
+"""`tokenforge.load(path)`: what a file is, told by its content alone (never by its name), and the
+module that reads it.
+
+| content                                              | kind            | read by          |
+| ---------------------------------------------------- | --------------- | ---------------- |
+| a directory                                          | model folder    | model_folder     |
+| gzip magic (1f 8b)                                   | the unpacked content, detected again (CLIP's merges) | |
+| JSON with "format": "tokenforge"                     | tokenforge      | tokenforge.io    |
+| JSON with "config" {"pattern", ...} and a "vocab" list of {"rank", "token_bytes"} | tekken | tekken |
+| JSON with "model" (and "version")                    | huggingface     | huggingface / hf_families |
+| JSON object token -> int id                          | vocab           | bpe_files (needs its merges file) |
+| protobuf whose first field is 1 (pieces) or 2 (trainer spec), not UTF-8 text lines | sentencepiece | spm |
+| lines "base64 rank" (an empty token "= rank" too)    | tiktoken        | tiktoken_bpe (+ rank_families for known files) |
+| "# tokenforge vocabulary listing"                    | listing         | (not loadable) |
+| lines of tokens with [UNK]/[CLS]/... or ##pieces     | bert_vocab      | bert_vocab |
+| a file name then "#version" on line 1 (CLIP's header), then "left right" lines | clip | clip |
+| "#version" or "left right" lines                     | merges          | bpe_files (needs its vocab file) |
+
+A file that fits none is a ValueError naming the file and the formats tried.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+from pathlib import Path
+
+from ._common import fail, parse_json
+
+MAX_GUNZIPPED = 1 << 28  # 256 MiB: a .gz that unpacks past this is refused (a gzip bomb), the largest real tokenizer files are ~30 MB
+
+
+def load(path, read_own=None, **overrides):
+    """Loads a tokenizer from a file or a model folder, recognised by content. `read_own(obj, source=,
+    **overrides)` reads tokenforge's own file (tokenforge.io passes it: formats never import io)."""
+    path = Path(path)
+    if path.is_dir():
+        from . import model_folder
+
+        return model_folder.load(path, sniff=sniff, load_bytes=load_bytes, read_own=read_own, **overrides)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read: {e.strerror or e}") from None
+    return load_bytes(path, data, read_own=read_own, **overrides)
+
+
+def load_bytes(path: Path, data: bytes, read_own=None, **overrides):
+    try:
+        return _load_bytes(path, data, read_own, overrides)
+    except RecursionError:  # JSON arrays in arrays, or stages in stages, thousands deep
+        raise ValueError(f"{path}: nested too deeply to be a tokenizer file") from None
+
+
+def _load_bytes(path: Path, data: bytes, read_own, overrides: dict):
+    data = _gunzip(path, data)
+    kind, obj = sniff(path, data)
+    if kind == "tokenforge":
+        if read_own is None:
+            fail(path, None, "tokenforge's own file: load it with tokenforge.load")
+        return read_own(obj, source=str(path), **overrides)
+    if kind == "tekken":
+        from . import tekken
+
+        return tekken.load(path, obj, **overrides)
+    if kind == "huggingface":
+        from . import _load_huggingface
+
+        return _load_huggingface(path, obj, overrides)
+    if kind == "sentencepiece":
+        from . import sentencepiece_model
+
+        return sentencepiece_model.load(path, data, **overrides)
+    if kind == "tiktoken":
+        from . import tiktoken_bpe
+
+        return tiktoken_bpe.load(path, data, **overrides)
+    if kind == "bert_vocab":
+        from . import bert_vocab
+
+        return bert_vocab.load(path, data, **overrides)
+    if kind == "clip":
+        from . import clip
+
+        return clip.load(path, data, **overrides)
+    if kind == "vocab":
+        from . import bpe_files
+
+        return bpe_files.load_from_vocab(path, obj, **overrides)
+    if kind == "merges":
+        from . import bpe_files
+
+        return bpe_files.load_from_merges(path, data, **overrides)
+    fail(path, None, "a .vocab listing is for people and cannot be loaded; load the file it was made from")
+
+
+def _gunzip(path, data: bytes) -> bytes:
+    if not data.startswith(b"\x1f\x8b"):
+        return data
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+            out = f.read(MAX_GUNZIPPED + 1)
+    except (OSError, EOFError, zlib.error) as e:
+        fail(path, None, f"gzip data that does not unpack: {e}")
+    if len(out) > MAX_GUNZIPPED:
+        fail(path, None, f"unpacks to more than {MAX_GUNZIPPED} bytes; not a tokenizer file")
+    return out
+
+
+KINDS = ("tokenforge", "huggingface", "tekken", "sentencepiece", "tiktoken", "gpt2 / vocab_merges", "clip",
+         "bert_vocab")
+
+
+def sniff(path, data: bytes) -> tuple[str, object]:
+    """(the kind of file, its parsed JSON or None), by content; ValueError if no format fits."""
+    from . import bert_vocab, bpe_files, clip, listing, sentencepiece_model, tekken, tiktoken_bpe
+
+    head = data.lstrip()
+    if not head:
+        fail(path, None, "the file is empty")
+    if head.startswith(b"[") and bert_vocab.looks_like(data):  # "[PAD]" on the first line is not JSON
+        return "bert_vocab", None
+    if head.startswith((b"{", b"[")):
+        obj = parse_json(data, path)
+        return _sniff_json(path, obj), obj
+    if sentencepiece_model.looks_like(data):
+        return "sentencepiece", None
+    first = head.split(b"\n", 1)[0].rstrip(b"\r")
+    if first.startswith(listing.HEADER.encode()):
+        return "listing", None
+    if tiktoken_bpe.looks_like(first):
+        return "tiktoken", None
+    try:
+        first_text = first.decode("utf-8")
+    except UnicodeDecodeError:
+        if data[:1] in (b"\x0a", b"\x12"):  # binary that starts like a ModelProto: its parser says what is wrong
+            return "sentencepiece", None
+        fail(path, None, f"not a tokenizer file in any known format ({', '.join(KINDS)}): not JSON, and not "
+                         "UTF-8 text (nor a sentencepiece model)")
+    if bert_vocab.looks_like(data):
+        return "bert_vocab", None
+    if clip.looks_like(path, data):
+        return "clip", None
+    if bpe_files.looks_like_merges(first_text):
+        return "merges", None
+    fail(path, "line 1", f"not a tokenizer file in any known format ({', '.join(KINDS)}); "
+                         f"it starts with {first_text[:60]!r}")
+
+
+def _sniff_json(path, obj) -> str:
+    from . import bpe_files, tekken
+
+    if not isinstance(obj, dict):
+        fail(path, None, f"a JSON {type(obj).__name__}, not a tokenizer (an object)")
+    if obj.get("format") == "tokenforge":
+        return "tokenforge"
+    if tekken.looks_like(obj):
+        return "tekken"
+    if bpe_files.looks_like_vocab(obj):
+        return "vocab"
+    if isinstance(obj.get("format"), str):
+        fail(path, "format", f"unknown format {obj['format']!r} (this tokenforge reads 'tokenforge')")
+    if "model" in obj:
+        return "huggingface"
+    if any(k in obj for k in ("tokenizer_class", "added_tokens_decoder", "chat_template", "bos_token", "eos_token")):
+        fail(path, None, "a transformers tokenizer_config.json / special_tokens_map.json, which only completes a "
+                         "tokenizer: load the folder that holds it")
+    fail(path, None, "a JSON object that is neither a tokenforge file, a Hugging Face tokenizer.json, nor a "
+                     "vocabulary (token -> id), nor a tekken file")

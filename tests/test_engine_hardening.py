@@ -4,6 +4,7 @@ Time is compared as a ratio against a benign input in the same process, never as
 """
 
 import os
+import pathlib
 import random
 import subprocess
 import sys
@@ -140,3 +141,20 @@ def test_native_tiktoken_parser_equals_the_python_one_and_defers_errors(tmp_path
                 b"YQ==  1\n", b"YQ== 99999999999\n", b"Y!== 1\n", b"YQ==\n"]:
         assert _core.parse_tiktoken(bad) is None, bad
     assert _core.parse_tiktoken(b"YQ== 1\r\n\nYg== 2") == {b"a": 1, b"b": 2}
+
+
+def test_piece_caches_handed_between_batch_threads_serve_only_their_model(tiktoken_module):
+    # Batch threads hand their piece caches on to the next batch's threads. Two encodings in which
+    # the same pieces have different ids take turns, and each new one is made after the previous
+    # one is freed (so a cache keyed by address could mistake one for the other): every batch
+    # must equal tiktoken's ids.
+    text = pathlib.Path(textwrap.__file__).read_text(encoding="utf-8") + pathlib.Path(
+        random.__file__).read_text(encoding="utf-8")
+    docs = [text[i:i + 2000] for i in range(0, len(text), 2000)]
+    for name in ["cl100k_base", "o200k_base", "cl100k_base", "o200k_base"]:
+        reference = tiktoken_module.get_encoding(name)
+        ranks = reference._mergeable_ranks
+        enc = tokenforge.Encoding(name, pat_str=reference._pat_str, mergeable_ranks=ranks, special_tokens={})
+        for threads in (3, 2):
+            assert enc.encode_ordinary_batch(docs, num_threads=threads) == reference.encode_ordinary_batch(docs)
+        del enc

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 namespace tokenforge {
@@ -15,59 +14,82 @@ constexpr uint32_t kNoRank = ~0u;
 // longer ones the heap, which keeps pathological pieces (a megabyte of spaces) at O(n log n).
 constexpr size_t kShortPiece = 40;
 
-// The per-thread cache of piece -> ids: direct-mapped, one 128-byte entry (two cache lines) per
-// piece of up to 54 bytes and 16 ids, 32768 entries (4 MiB per thread: the working set of a
-// language's frequent words; a 22-byte key missed most Cyrillic, Greek and CJK words). Entries
-// carry the serial number of the model that made them (never reused, unlike an address).
+// The per-thread cache of piece -> ids for pieces that are not tokens: direct-mapped, one
+// 128-byte entry (two cache lines) per piece of up to 54 bytes and 16 ids, 32768 entries (4 MiB
+// per thread: the working set of a language's frequent words). The key's first 16 bytes are kept
+// as two zero-padded words, compared as integers like the short-token table's keys. Entries carry
+// the serial number of the model that made them (never reused, unlike an address).
 constexpr size_t kCacheKey = 54, kCacheIds = 16, kCacheLines = 32768;
 struct alignas(64) CacheLine {
+  uint64_t lo = 0, hi = 0;  // key bytes 0..16, zero-padded
   uint64_t model = 0;
   uint8_t len = 0, count = 0;
-  uint8_t key[kCacheKey];
+  uint8_t rest[kCacheKey - 16];  // key bytes 16..len
   uint32_t ids[kCacheIds];
 };
 static_assert(sizeof(CacheLine) == 128, "two cache lines per entry");
 std::atomic<uint64_t> next_serial{1};
+}  // namespace
 
+struct BytePairModel::Cache {
+  CacheLine lines[kCacheLines];
+};
+
+namespace {
 // Batches start their own threads, so without care every batch thread would allocate and clear
 // 4 MiB and then miss on every piece. Instead a thread hands its cache to this pool when it ends
-// and the next thread takes it, warm. The pool keeps at most kPooledCaches (the rest are freed);
-// it is never destroyed, as threads may end after static destructors have run.
+// and the next thread takes it, warm. The pool is a few atomic slots, taken and filled by
+// exchange: no lock, so a fork() at any moment leaves the child a usable pool (a cache being
+// handed over by another thread is only lost to the child). Caches beyond the slots are freed.
 constexpr size_t kPooledCaches = 8;
-struct CachePool {
-  std::mutex lock;
-  std::vector<std::unique_ptr<CacheLine[]>> caches;
-};
-CachePool& cache_pool() {
-  static CachePool* pool = new CachePool();
-  return *pool;
+std::atomic<BytePairModel::Cache*> pooled_caches[kPooledCaches];
+
+BytePairModel::Cache* take_pooled_cache() {
+  for (auto& slot : pooled_caches)
+    if (slot.load(std::memory_order_relaxed))
+      if (BytePairModel::Cache* c = slot.exchange(nullptr, std::memory_order_acquire)) return c;
+  return nullptr;
+}
+
+void give_back_cache(BytePairModel::Cache* c) {
+  for (auto& slot : pooled_caches) {
+    BytePairModel::Cache* empty = nullptr;
+    if (slot.compare_exchange_strong(empty, c, std::memory_order_release, std::memory_order_relaxed)) return;
+  }
+  delete c;
 }
 
 struct ThreadCache {
-  std::unique_ptr<CacheLine[]> lines;
-  ThreadCache() {
-    CachePool& pool = cache_pool();
-    {
-      std::lock_guard<std::mutex> guard(pool.lock);
-      if (!pool.caches.empty()) {
-        lines = std::move(pool.caches.back());
-        pool.caches.pop_back();
-      }
-    }
-    if (!lines) lines.reset(new CacheLine[kCacheLines]);
+  BytePairModel::Cache* cache;
+  ThreadCache() : cache(take_pooled_cache()) {
+    if (!cache) cache = new BytePairModel::Cache();
   }
-  ~ThreadCache() {
-    CachePool& pool = cache_pool();
-    std::lock_guard<std::mutex> guard(pool.lock);
-    if (pool.caches.size() < kPooledCaches) pool.caches.push_back(std::move(lines));
-  }
+  ~ThreadCache() { give_back_cache(cache); }
 };
 
-CacheLine* thread_cache() {
-  thread_local ThreadCache cache;
-  return cache.lines.get();
+void append_ids(const CacheLine& line, std::vector<uint32_t>& out) {
+  for (size_t i = 0; i < line.count; ++i) out.push_back(line.ids[i]);
+}
+
+// Stores the ids out[before..] of the piece p[0..n) (first 16 bytes: k) if they fit.
+void store(CacheLine& line, uint64_t model, const ShortKey& k, const uint8_t* p, size_t n,
+           const std::vector<uint32_t>& out, size_t before) {
+  size_t count = out.size() - before;
+  if (count > kCacheIds) return;
+  line.model = model;
+  line.lo = k.lo;
+  line.hi = k.hi;
+  line.len = uint8_t(n);
+  line.count = uint8_t(count);
+  for (size_t i = 16; i < n; ++i) line.rest[i - 16] = p[i];  // (a loop: memcpy(n - 16) warns when n <= 16 is inlined)
+  std::copy(out.begin() + before, out.end(), line.ids);
 }
 }  // namespace
+
+BytePairModel::Cache* BytePairModel::thread_cache() {
+  thread_local ThreadCache cache;
+  return cache.cache;
+}
 
 std::unique_ptr<BytePairModel> BytePairModel::create(
     const std::vector<std::pair<uint32_t, std::string>>& tokens, const std::vector<MergeRule>& merges,
@@ -75,11 +97,7 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
   std::unique_ptr<BytePairModel> m(new BytePairModel());
   m->serial_ = next_serial.fetch_add(1);
   m->whole_piece_lookup_ = whole_piece_lookup;
-  size_t total = 0;
-  for (const auto& t : tokens) total += t.second.size();
-  m->arena_.reserve(total);
-  std::vector<size_t> offsets;
-  offsets.reserve(tokens.size());
+  size_t long_bytes = 0, num_short = 0, num_long = 0;
   for (const auto& t : tokens) {
     if (t.second.empty()) {
       *error = "token " + std::to_string(t.first) + " has no bytes";
@@ -89,20 +107,37 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
       *error = "token id " + std::to_string(t.first) + " is reserved (ids must be below 2^32 - 1)";
       return nullptr;
     }
-    offsets.push_back(m->arena_.size());
-    m->arena_ += t.second;
+    if (t.second.size() <= ShortKey::kMaxLen) {
+      ++num_short;
+    } else {
+      ++num_long;
+      long_bytes += t.second.size();
+    }
   }
-  const uint8_t* base = reinterpret_cast<const uint8_t*>(m->arena_.data());
-  m->by_bytes_.reserve(tokens.size());
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    if (!m->by_bytes_.insert(base + offsets[i], uint32_t(tokens[i].second.size()), tokens[i].first)) {
-      *error = "two tokens have the same bytes (ids " + std::to_string(tokens[i].first) + ")";
+  m->short_tokens_.reserve(num_short);
+  m->long_tokens_.reserve(num_long);
+  m->arena_.reserve(long_bytes);  // never reallocated below: long_tokens_ points into it
+  for (const auto& t : tokens) {
+    const std::string& b = t.second;
+    bool fresh;
+    if (b.size() <= ShortKey::kMaxLen) {
+      fresh = m->short_tokens_.insert(short_key(reinterpret_cast<const uint8_t*>(b.data()), b.size(),
+                                                reinterpret_cast<const uint8_t*>(b.data()) + b.size()),
+                                      t.first);
+    } else {
+      size_t at = m->arena_.size();
+      m->arena_ += b;
+      fresh = m->long_tokens_.insert(reinterpret_cast<const uint8_t*>(m->arena_.data()) + at, uint32_t(b.size()),
+                                     t.first);
+    }
+    if (!fresh) {
+      *error = "two tokens have the same bytes (ids " + std::to_string(t.first) + ")";
       return nullptr;
     }
   }
   for (int b = 0; b < 256; ++b) {
     uint8_t byte = uint8_t(b);
-    if (!m->by_bytes_.find(&byte, 1, &m->byte_id_[b])) {
+    if (!m->lookup(&byte, 1, &m->byte_id_[b])) {
       *error = "byte " + std::to_string(b) + " is not a token; every single byte must be one";
       return nullptr;
     }
@@ -116,39 +151,37 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
   return m;
 }
 
-void BytePairModel::encode_piece(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const {
-  if (n == 0) return;
-  if (n == 1) {
-    out.push_back(byte_id_[p[0]]);
-    return;
-  }
-  uint64_t h = hash_bytes(p, n);
-  if (n > kCacheKey) return encode_uncached(p, n, h, out);
-  CacheLine& line = thread_cache()[h & (kCacheLines - 1)];
-  if (line.model == serial_ && line.len == n && std::memcmp(line.key, p, n) == 0) {
-    out.insert(out.end(), line.ids, line.ids + line.count);
-    return;
-  }
+void BytePairModel::encode_short_miss(const uint8_t* p, const ShortKey& k, uint64_t h, Cache* cache,
+                                      std::vector<uint32_t>& out) const {
+  size_t n = k.len;
+  CacheLine& line = cache->lines[h & (kCacheLines - 1)];
+  if (line.model == serial_ && line.len == n && line.lo == k.lo && line.hi == k.hi) return append_ids(line, out);
   size_t before = out.size();
-  encode_uncached(p, n, h, out);
-  size_t count = out.size() - before;
-  if (count <= kCacheIds) {
-    line.model = serial_;
-    line.len = uint8_t(n);
-    line.count = uint8_t(count);
-    std::memcpy(line.key, p, n);
-    std::copy(out.begin() + before, out.end(), line.ids);
-  }
+  merge(p, n, out);
+  store(line, serial_, k, p, n, out, before);
 }
 
-void BytePairModel::encode_uncached(const uint8_t* p, size_t n, uint64_t hash, std::vector<uint32_t>& out) const {
+void BytePairModel::encode_long(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const {
+  uint64_t h = hash_bytes(p, n);
   if (whole_piece_lookup_) {
     uint32_t id;
-    if (by_bytes_.find_hashed(p, n, hash, &id)) {
+    if (long_tokens_.find_hashed(p, n, h, &id)) {
       out.push_back(id);
       return;
     }
   }
+  if (n > kCacheKey) return merge(p, n, out);
+  ShortKey k = short_key_unchecked(p, 16);  // the first 16 of the piece's n > 16 bytes
+  CacheLine& line = cache->lines[h & (kCacheLines - 1)];
+  if (line.model == serial_ && line.len == n && line.lo == k.lo && line.hi == k.hi &&
+      std::memcmp(line.rest, p + 16, n - 16) == 0)
+    return append_ids(line, out);
+  size_t before = out.size();
+  merge(p, n, out);
+  store(line, serial_, k, p, n, out, before);
+}
+
+void BytePairModel::merge(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const {
   if (n <= kShortPiece)
     merge_short(p, n, out);
   else
@@ -162,6 +195,9 @@ void BytePairModel::merge_short(const uint8_t* p, size_t n, std::vector<uint32_t
     uint32_t id, start;     // the part is p[start .. next part's start)
     PairMap::Merge merge;   // with the next part; rank kNoRank if none
   };
+  uint8_t padded[kShortPiece + ShortKey::kMaxLen] = {};  // find_merge reads 16 bytes from a part
+  std::memcpy(padded, p, n);
+  p = padded;
   Part parts[kShortPiece + 1];
   for (size_t i = 0; i < n; ++i) parts[i] = {byte_id_[p[i]], uint32_t(i), {kNoRank, 0}};
   parts[n] = {0, uint32_t(n), {kNoRank, 0}};  // sentinel: the end of the piece
@@ -197,6 +233,9 @@ void BytePairModel::merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>
     uint32_t id;
     uint32_t prev, next;  // kNone at the ends
   };
+  std::vector<uint8_t> padded(n + ShortKey::kMaxLen, 0);  // find_merge reads 16 bytes from a part
+  std::copy(p, p + n, padded.begin());
+  p = padded.data();
   std::vector<Node> nodes(n);
   for (size_t i = 0; i < n; ++i)
     nodes[i] = {byte_id_[p[i]], i == 0 ? kNone : uint32_t(i - 1), i + 1 < n ? uint32_t(i + 1) : kNone};

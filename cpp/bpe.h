@@ -33,17 +33,51 @@ class BytePairModel {
                                                const std::vector<MergeRule>& merges,
                                                bool whole_piece_lookup, std::string* error);
 
-  // Appends the ids of piece p[0..n) to out. Short pieces go through a small per-thread cache
-  // of recent results (frequent words stay in L2 instead of a miss in the big table each time).
-  void encode_piece(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
+  // The calling thread's cache of piece -> ids (bpe.cc). Fetch it once per text, not per piece.
+  struct Cache;
+  static Cache* thread_cache();
 
-  bool lookup(const uint8_t* p, size_t n, uint32_t* id) const { return by_bytes_.find(p, n, id); }
+  // Appends the ids of piece p[0..n), which lies in a buffer ending at `end` (a piece of up to 16
+  // bytes is read as two words when 16 bytes are readable from p). A piece that is a token is
+  // found by one lookup in the table of short tokens; other pieces go through `cache`, then the
+  // merge loop.
+  void encode_piece(const uint8_t* p, size_t n, const uint8_t* end, Cache* cache, std::vector<uint32_t>& out) const {
+    if (n == 1) {
+      out.push_back(byte_id_[p[0]]);
+      return;
+    }
+    if (n == 0) return;
+    if (n <= ShortKey::kMaxLen) {
+      ShortKey k = short_key(p, n, end);
+      uint64_t h = hash_short(k);
+      uint32_t id;
+      if (whole_piece_lookup_ && short_tokens_.find(k, h, &id)) {
+        out.push_back(id);
+        return;
+      }
+      return encode_short_miss(p, k, h, cache, out);
+    }
+    encode_long(p, n, cache, out);
+  }
+  void encode_piece(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const {
+    encode_piece(p, n, p + n, thread_cache(), out);
+  }
+
+  bool lookup(const uint8_t* p, size_t n, uint32_t* id) const {
+    if (n == 0) return false;
+    if (n <= ShortKey::kMaxLen) return short_tokens_.find(short_key(p, n, p + n), id);
+    return long_tokens_.find(p, n, id);
+  }
 
  private:
-  // The merge of adjacent parts p[a..b) (id left) and p[b..c) (id right), if any.
+  // The merge of adjacent parts p[a..c) = (id left) + (id right), if any. For the rank rule, 16
+  // bytes must be readable from p + a (the merge loops work on a padded copy of the piece).
   bool find_merge(const uint8_t* p, size_t a, size_t c, uint32_t left, uint32_t right, PairMap::Merge* m) const {
     if (rank_rule_) {
-      if (!by_bytes_.find(p + a, c - a, &m->rank)) return false;
+      size_t len = c - a;
+      bool found = len <= ShortKey::kMaxLen ? short_tokens_.find(short_key_unchecked(p + a, len), &m->rank)
+                                            : long_tokens_.find(p + a, len, &m->rank);
+      if (!found) return false;
       m->merged = m->rank;
       return true;
     }
@@ -52,12 +86,16 @@ class BytePairModel {
     *m = *found;
     return true;
   }
-  void encode_uncached(const uint8_t* p, size_t n, uint64_t hash, std::vector<uint32_t>& out) const;
+  void encode_short_miss(const uint8_t* p, const ShortKey& k, uint64_t h, Cache* cache,
+                         std::vector<uint32_t>& out) const;
+  void encode_long(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const;
+  void merge(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   void merge_short(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   void merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
 
-  std::string arena_;  // all token bytes, back to back; by_bytes_ points into it
-  BytesMap by_bytes_;
+  std::string arena_;           // the bytes of the long tokens, back to back; long_tokens_ points into it
+  ShortTokenMap short_tokens_;  // tokens of up to 16 bytes, bytes inline
+  BytesMap long_tokens_;        // the longer ones
   PairMap pairs_;
   uint32_t byte_id_[256];
   bool whole_piece_lookup_ = true;

@@ -59,6 +59,103 @@ inline size_t table_size_for(size_t n) {
   return cap;
 }
 
+// A byte string of 1..16 bytes as two little-endian words, zero-padded, and its length: most
+// pieces and most merge candidates fit, and comparing two keys is comparing three integers.
+struct ShortKey {
+  static constexpr size_t kMaxLen = 16;
+  uint64_t lo, hi;
+  uint32_t len;
+};
+
+// The key of p[0..n), 1 <= n <= 16, reading 16 bytes from p: the caller guarantees they are
+// readable (a padded buffer, or a position at least 16 bytes before the end of the text).
+inline ShortKey short_key_unchecked(const uint8_t* p, size_t n) {
+  uint64_t lo = hash_read64(p), hi = hash_read64(p + 8);
+  if (n <= 8) {
+    if (n < 8) lo &= (uint64_t(1) << (8 * n)) - 1;
+    hi = 0;
+  } else if (n < 16) {
+    hi &= ~uint64_t(0) >> (8 * (16 - n));
+  }
+  return {lo, hi, uint32_t(n)};
+}
+
+// The same for p[0..n) inside a buffer that ends at `end`, near which 16 bytes may not be readable.
+inline ShortKey short_key(const uint8_t* p, size_t n, const uint8_t* end) {
+  if (end - p >= 16) return short_key_unchecked(p, n);
+  uint8_t buf[16] = {0};
+  std::memcpy(buf, p, n);
+  return short_key_unchecked(buf, n);
+}
+
+// One keyed multiply (the secret as for hash_bytes, so a vocabulary cannot be built to collide).
+inline uint64_t hash_short(const ShortKey& k) {
+  const HashSecret& s = kHashSecret;
+  return hash_mum(k.lo ^ s.s0, k.hi ^ s.s1 ^ (uint64_t(k.len) << 56));
+}
+
+// Tokens of up to 16 bytes -> id, their bytes inline in the slot: a lookup is a multiply, a probe
+// and an integer compare, with no pointer to follow (BytesMap keeps its keys elsewhere, one more
+// cache miss per lookup). The table stays at most half full, so a miss ends at the first empty
+// slot after about 2.5 probes, in the same or the next cache line.
+class ShortTokenMap {
+ public:
+  void reserve(size_t n) { slots_.assign(table_size_for(n), Slot{}); }
+
+  // Returns false if the key was already present (the old value is kept).
+  bool insert(const ShortKey& k, uint32_t value) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    return insert_slot(Slot{k.lo, k.hi, k.len, value});
+  }
+
+  bool find(const ShortKey& k, uint64_t h, uint32_t* value) const {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.lo == k.lo && s.hi == k.hi && s.len == k.len) {
+        *value = s.value;
+        return true;
+      }
+      if (s.len == 0) return false;
+    }
+  }
+  bool find(const ShortKey& k, uint32_t* value) const { return find(k, hash_short(k), value); }
+
+  size_t size() const { return size_; }
+
+ private:
+  struct Slot {
+    uint64_t lo = 0, hi = 0;
+    uint32_t len = 0;  // 0: empty
+    uint32_t value = 0;
+  };
+
+  bool insert_slot(const Slot& slot) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = hash_short({slot.lo, slot.hi, slot.len}) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.len == 0) {
+        s = slot;
+        ++size_;
+        return true;
+      }
+      if (s.lo == slot.lo && s.hi == slot.hi && s.len == slot.len) return false;
+    }
+  }
+
+  void grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
+    size_ = 0;
+    for (const Slot& s : old)
+      if (s.len) insert_slot(s);
+  }
+
+  std::vector<Slot> slots_ = std::vector<Slot>(16);
+  size_t size_ = 0;
+};
+
 // Byte string -> uint32 value. Keys are not copied: they must outlive the map.
 class BytesMap {
  public:

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <vector>
 
 namespace tokenforge {
@@ -20,22 +21,25 @@ constexpr size_t kShortPiece = 40;
 // as two zero-padded words, compared as integers like the short-token table's keys. Entries carry
 // the serial number of the model that made them (never reused, unlike an address).
 constexpr size_t kCacheKey = 54, kCacheIds = 16, kCacheLines = 32768;
-struct alignas(64) CacheLine {
+std::atomic<uint64_t> next_serial{1};
+}  // namespace
+
+struct alignas(64) BytePairModel::CacheLine {
   uint64_t lo = 0, hi = 0;  // key bytes 0..16, zero-padded
   uint64_t model = 0;
   uint8_t len = 0, count = 0;
   uint8_t rest[kCacheKey - 16];  // key bytes 16..len
   uint32_t ids[kCacheIds];
 };
-static_assert(sizeof(CacheLine) == 128, "two cache lines per entry");
-std::atomic<uint64_t> next_serial{1};
-}  // namespace
+static_assert(sizeof(BytePairModel::CacheLine) == 128, "two cache lines per entry");
+static_assert(sizeof(BytePairModel::HotEntry) == 32, "two hot entries per cache line");
 
-struct BytePairModel::Cache {
-  CacheLine lines[kCacheLines];
-};
+BytePairModel::Cache::Cache(bool allocate) : lines(allocate ? new (std::nothrow) CacheLine[kCacheLines] : nullptr) {}
+BytePairModel::Cache::~Cache() = default;
 
 namespace {
+using CacheLine = BytePairModel::CacheLine;
+
 // Batches start their own threads, so without care every batch thread would allocate and clear
 // 4 MiB and then miss on every piece. Instead a thread hands its cache to this pool when it ends
 // and the next thread takes it, warm. The pool is a few atomic slots, taken and filled by
@@ -59,12 +63,25 @@ void give_back_cache(BytePairModel::Cache* c) {
   delete c;
 }
 
+// A thread that cannot allocate a cache (an address-space limit while a batch starts its threads)
+// encodes without one: it reads this empty cache, which is never written to (every write is
+// guarded by `lines`), so it can be shared.
+BytePairModel::Cache no_cache(false);
+
 struct ThreadCache {
   BytePairModel::Cache* cache;
   ThreadCache() : cache(take_pooled_cache()) {
-    if (!cache) cache = new BytePairModel::Cache();
+    if (cache) return;
+    cache = new (std::nothrow) BytePairModel::Cache(true);
+    if (cache && !cache->lines) {
+      delete cache;
+      cache = nullptr;
+    }
+    if (!cache) cache = &no_cache;
   }
-  ~ThreadCache() { give_back_cache(cache); }
+  ~ThreadCache() {
+    if (cache != &no_cache) give_back_cache(cache);
+  }
 };
 
 void append_ids(const CacheLine& line, std::vector<uint32_t>& out) {
@@ -86,10 +103,31 @@ void store(CacheLine& line, uint64_t model, const ShortKey& k, const uint8_t* p,
 }
 }  // namespace
 
-BytePairModel::Cache* BytePairModel::thread_cache() {
-  thread_local ThreadCache cache;
-  return cache.cache;
+BytePairModel::Cache* BytePairModel::cache() const {
+  thread_local ThreadCache tc;
+  Cache* c = tc.cache;
+  if (c != &no_cache && c->hot_model != serial_) {  // a new epoch: the hot entries of the previous model go stale
+    c->hot_model = serial_;
+    if (++c->hot_epoch == 0) {  // wrapped after 2^32 switches: clear, so no old epoch can match
+      for (HotEntry& e : c->hot) e.epoch = 0;
+      c->hot_epoch = 1;
+    }
+  }
+  return c;
 }
+
+namespace {
+void remember_hot(BytePairModel::HotEntry& e, uint32_t epoch, const ShortKey& k, const uint32_t* ids, size_t count) {
+  if (count > 2) return;
+  e.lo = k.lo;
+  e.hi = k.hi;
+  e.len = uint8_t(k.len);
+  e.count = uint8_t(count);
+  e.ids[0] = ids[0];
+  e.ids[1] = count == 2 ? ids[1] : 0;
+  e.epoch = epoch;
+}
+}  // namespace
 
 std::unique_ptr<BytePairModel> BytePairModel::create(
     const std::vector<std::pair<uint32_t, std::string>>& tokens, const std::vector<MergeRule>& merges,
@@ -135,6 +173,7 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
       return nullptr;
     }
   }
+  m->short_tokens_.finish();
   for (int b = 0; b < 256; ++b) {
     uint8_t byte = uint8_t(b);
     if (!m->lookup(&byte, 1, &m->byte_id_[b])) {
@@ -151,14 +190,26 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
   return m;
 }
 
-void BytePairModel::encode_short_miss(const uint8_t* p, const ShortKey& k, uint64_t h, Cache* cache,
-                                      std::vector<uint32_t>& out) const {
-  size_t n = k.len;
+// A piece of up to 16 bytes that missed the hot tier: a token, or in the big tier, or merged.
+void BytePairModel::encode_short(const uint8_t* p, const ShortKey& k, uint64_t h, Cache* cache,
+                                 std::vector<uint32_t>& out) const {
+  HotEntry& hot = cache->hot[(h >> 40) & (kHotEntries - 1)];
+  uint32_t id;
+  if (whole_piece_lookup_ && short_tokens_.find(k, h, &id)) {
+    out.push_back(id);
+    if (cache->lines) remember_hot(hot, cache->hot_epoch, k, &id, 1);
+    return;
+  }
+  size_t n = k.len, before = out.size();
+  if (!cache->lines) return merge(p, n, out);
   CacheLine& line = cache->lines[h & (kCacheLines - 1)];
-  if (line.model == serial_ && line.len == n && line.lo == k.lo && line.hi == k.hi) return append_ids(line, out);
-  size_t before = out.size();
-  merge(p, n, out);
-  store(line, serial_, k, p, n, out, before);
+  if (line.model == serial_ && line.len == n && line.lo == k.lo && line.hi == k.hi) {
+    append_ids(line, out);
+  } else {
+    merge(p, n, out);
+    store(line, serial_, k, p, n, out, before);
+  }
+  remember_hot(hot, cache->hot_epoch, k, out.data() + before, out.size() - before);
 }
 
 void BytePairModel::encode_long(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const {
@@ -170,7 +221,7 @@ void BytePairModel::encode_long(const uint8_t* p, size_t n, Cache* cache, std::v
       return;
     }
   }
-  if (n > kCacheKey) return merge(p, n, out);
+  if (n > kCacheKey || !cache->lines) return merge(p, n, out);
   ShortKey k = short_key_unchecked(p, 16);  // the first 16 of the piece's n > 16 bytes
   CacheLine& line = cache->lines[h & (kCacheLines - 1)];
   if (line.model == serial_ && line.len == n && line.lo == k.lo && line.hi == k.hi &&

@@ -33,9 +33,30 @@ class BytePairModel {
                                                const std::vector<MergeRule>& merges,
                                                bool whole_piece_lookup, std::string* error);
 
-  // The calling thread's cache of piece -> ids (bpe.cc). Fetch it once per text, not per piece.
-  struct Cache;
-  static Cache* thread_cache();
+  // The calling thread's cache of piece -> ids, in two tiers. The hot tier is 8192 entries of 32
+  // bytes (256 KiB, it stays in L2): pieces of up to 16 bytes with up to 2 ids, whether tokens or
+  // merged; its entries carry an epoch that the cache gives to the model using it, so a switch to
+  // another model invalidates them all without clearing. The big tier (bpe.cc) holds merged pieces
+  // of up to 54 bytes and 16 ids. cache() fetches the thread's cache and binds its hot tier to
+  // this model: call it once per text, not per piece.
+  struct HotEntry {
+    uint64_t lo, hi;  // the key, as a ShortKey
+    uint32_t epoch;   // 0: empty
+    uint8_t len, count;
+    uint16_t unused;
+    uint32_t ids[2];
+  };
+  static constexpr size_t kHotEntries = 8192;
+  struct CacheLine;
+  struct Cache {
+    uint64_t hot_model = 0;  // the serial of the model the current epoch belongs to
+    uint32_t hot_epoch = 0;
+    HotEntry hot[kHotEntries] = {};
+    std::unique_ptr<CacheLine[]> lines;  // null in the shared cache of threads that could not allocate one
+    explicit Cache(bool allocate);
+    ~Cache();
+  };
+  Cache* cache() const;
 
   // Appends the ids of piece p[0..n), which lies in a buffer ending at `end` (a piece of up to 16
   // bytes is read as two words when 16 bytes are readable from p). A piece that is a token is
@@ -50,17 +71,18 @@ class BytePairModel {
     if (n <= ShortKey::kMaxLen) {
       ShortKey k = short_key(p, n, end);
       uint64_t h = hash_short(k);
-      uint32_t id;
-      if (whole_piece_lookup_ && short_tokens_.find(k, h, &id)) {
-        out.push_back(id);
+      const HotEntry& e = cache->hot[(h >> 40) & (kHotEntries - 1)];  // other bits than the tables'
+      if (e.epoch == cache->hot_epoch && e.lo == k.lo && e.hi == k.hi && e.len == n) {
+        out.push_back(e.ids[0]);
+        if (e.count == 2) out.push_back(e.ids[1]);
         return;
       }
-      return encode_short_miss(p, k, h, cache, out);
+      return encode_short(p, k, h, cache, out);
     }
     encode_long(p, n, cache, out);
   }
   void encode_piece(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const {
-    encode_piece(p, n, p + n, thread_cache(), out);
+    encode_piece(p, n, p + n, cache(), out);
   }
 
   bool lookup(const uint8_t* p, size_t n, uint32_t* id) const {
@@ -86,8 +108,7 @@ class BytePairModel {
     *m = *found;
     return true;
   }
-  void encode_short_miss(const uint8_t* p, const ShortKey& k, uint64_t h, Cache* cache,
-                         std::vector<uint32_t>& out) const;
+  void encode_short(const uint8_t* p, const ShortKey& k, uint64_t h, Cache* cache, std::vector<uint32_t>& out) const;
   void encode_long(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const;
   void merge(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   void merge_short(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;

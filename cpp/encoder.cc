@@ -36,7 +36,7 @@ Encoder::Encoder(std::unique_ptr<BytePairModel> model, std::shared_ptr<const Spl
 size_t Encoder::dense_limit(size_t num_tokens) { return 2 * num_tokens + 1024; }
 
 void Encoder::encode_ordinary(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
-  BytePairModel::Cache* cache = BytePairModel::thread_cache();
+  BytePairModel::Cache* cache = model_->cache();
   const uint8_t* end = s + n;
   split_->for_each_match(s, n, [&](size_t b, size_t e) { model_->encode_piece(s + b, e - b, end, cache, out); });
 }

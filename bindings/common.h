@@ -72,6 +72,19 @@ struct IntCache {
     }
     return PyLong_FromUnsignedLong(id);
   }
+  PyObject* to_list_or_null(const std::vector<uint32_t>& ids) const {
+    PyObject* list = PyList_New(Py_ssize_t(ids.size()));
+    if (!list) return nullptr;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      PyObject* o = get(ids[i]);
+      if (!o) {
+        Py_DECREF(list);
+        return nullptr;
+      }
+      PyList_SET_ITEM(list, Py_ssize_t(i), o);
+    }
+    return list;
+  }
   nb::list to_list(const uint32_t* ids, size_t n) const {
     PyObject* list = PyList_New(Py_ssize_t(n));
     if (!list) throw nb::python_error();
@@ -116,8 +129,14 @@ nb::ndarray<nb::numpy, T> numpy_of(std::vector<T>* v) {
 // running finish their current item and are joined, and std::runtime_error (RuntimeError in
 // Python) says so; an exception thrown by f on any thread is rethrown here the same way, never
 // letting a joinable std::thread be destroyed (which would abort the process).
-template <class F>
-void parallel_for(size_t n, size_t threads, F f) {
+struct NoStep {
+  void operator()() const {}
+};
+
+// `between()` runs on the caller's thread after each item the caller took (the batch encoder
+// turns finished results into lists there while the other threads go on encoding).
+template <class F, class Between = NoStep>
+void parallel_for(size_t n, size_t threads, F f, Between between = Between()) {
   threads = std::max<size_t>(1, std::min(threads, n));
   std::atomic<size_t> next{0};
   std::exception_ptr failure;
@@ -129,9 +148,12 @@ void parallel_for(size_t n, size_t threads, F f) {
     failed = true;
     next = n;  // hand out no more items
   };
-  auto work = [&] {
+  auto work = [&](bool caller) {
     try {
-      for (size_t i; !failed && (i = next.fetch_add(1)) < n;) f(i);
+      for (size_t i; !failed && (i = next.fetch_add(1)) < n;) {
+        f(i);
+        if (caller) between();
+      }
     } catch (...) {
       fail(std::current_exception());
     }
@@ -141,7 +163,7 @@ void parallel_for(size_t n, size_t threads, F f) {
   try {
     pool.reserve(threads - 1);
     for (size_t t = 1; t < threads; ++t) {
-      pool.emplace_back(work);
+      pool.emplace_back(work, false);
       ++started;
     }
   } catch (const std::exception& e) {
@@ -149,7 +171,7 @@ void parallel_for(size_t n, size_t threads, F f) {
                                                     " threads (started " + std::to_string(started + 1) +
                                                     "): " + e.what())));
   }
-  if (!failed) work();
+  if (!failed) work(true);
   for (auto& t : pool) t.join();
   if (failure) {
     try {

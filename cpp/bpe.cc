@@ -181,6 +181,9 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
       return nullptr;
     }
   }
+  m->two_byte_token_.assign(65536, kNoToken);
+  for (const auto& t : tokens)
+    if (t.second.size() == 2) m->two_byte_token_[uint8_t(t.second[0]) | (uint8_t(t.second[1]) << 8)] = t.first;
   m->rank_rule_ = merges.empty();
   for (size_t r = 0; r < merges.size(); ++r) {
     const MergeRule& rule = merges[r];
@@ -193,7 +196,7 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
 // A piece of up to 16 bytes that missed the hot tier: a token, or in the big tier, or merged.
 void BytePairModel::encode_short(const uint8_t* p, const ShortKey& k, uint64_t h, Cache* cache,
                                  std::vector<uint32_t>& out) const {
-  HotEntry& hot = cache->hot[(h >> 40) & (kHotEntries - 1)];
+  HotEntry& hot = cache->hot[hot_index(h)];
   uint32_t id;
   if (whole_piece_lookup_ && short_tokens_.find(k, h, &id)) {
     out.push_back(id);

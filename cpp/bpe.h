@@ -46,7 +46,7 @@ class BytePairModel {
     uint16_t unused;
     uint32_t ids[2];
   };
-  static constexpr size_t kHotEntries = 8192;
+  static constexpr size_t kHotEntries = 32768;
   struct CacheLine;
   struct Cache {
     uint64_t hot_model = 0;  // the serial of the model the current epoch belongs to
@@ -59,9 +59,8 @@ class BytePairModel {
   Cache* cache() const;
 
   // Appends the ids of piece p[0..n), which lies in a buffer ending at `end` (a piece of up to 16
-  // bytes is read as two words when 16 bytes are readable from p). A piece that is a token is
-  // found by one lookup in the table of short tokens; other pieces go through `cache`, then the
-  // merge loop.
+  // bytes is read as two words when 16 bytes are readable from p). The hot tier first; on a miss
+  // the short tokens, then the big tier, then the merge loop.
   void encode_piece(const uint8_t* p, size_t n, const uint8_t* end, Cache* cache, std::vector<uint32_t>& out) const {
     if (n == 1) {
       out.push_back(byte_id_[p[0]]);
@@ -71,7 +70,7 @@ class BytePairModel {
     if (n <= ShortKey::kMaxLen) {
       ShortKey k = short_key(p, n, end);
       uint64_t h = hash_short(k);
-      const HotEntry& e = cache->hot[(h >> 40) & (kHotEntries - 1)];  // other bits than the tables'
+      const HotEntry& e = cache->hot[hot_index(h)];
       if (e.epoch == cache->hot_epoch && e.lo == k.lo && e.hi == k.hi && e.len == n) {
         out.push_back(e.ids[0]);
         if (e.count == 2) out.push_back(e.ids[1]);
@@ -81,6 +80,7 @@ class BytePairModel {
     }
     encode_long(p, n, cache, out);
   }
+  static size_t hot_index(uint64_t h) { return (h >> 40) & (kHotEntries - 1); }  // other bits than the tables'
   void encode_piece(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const {
     encode_piece(p, n, p + n, cache(), out);
   }
@@ -97,6 +97,10 @@ class BytePairModel {
   bool find_merge(const uint8_t* p, size_t a, size_t c, uint32_t left, uint32_t right, PairMap::Merge* m) const {
     if (rank_rule_) {
       size_t len = c - a;
+      if (len == 2) {  // the first merges of every piece: a direct table
+        m->rank = m->merged = two_byte_token_[p[a] | (p[a + 1] << 8)];
+        return m->rank != kNoToken;
+      }
       bool found = len <= ShortKey::kMaxLen ? short_tokens_.find(short_key_unchecked(p + a, len), &m->rank)
                                             : long_tokens_.find(p + a, len, &m->rank);
       if (!found) return false;
@@ -118,6 +122,8 @@ class BytePairModel {
   ShortTokenMap short_tokens_;  // tokens of up to 16 bytes, bytes inline
   BytesMap long_tokens_;        // the longer ones
   PairMap pairs_;
+  static constexpr uint32_t kNoToken = ~0u;
+  std::vector<uint32_t> two_byte_token_;  // [b0 | b1 << 8]: the id of the token b0 b1, or kNoToken
   uint32_t byte_id_[256];
   bool whole_piece_lookup_ = true;
   bool rank_rule_ = true;

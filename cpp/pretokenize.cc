@@ -4,26 +4,10 @@
 
 namespace tokenforge {
 namespace {
+using ascii_fast::contraction_end;
 
 inline bool is_other(uint8_t cls) { return !(cls & (kLetter | kNumber | kSpace)); }  // [^\s\p{L}\p{N}]
 inline bool is_crlf(uint32_t cp) { return cp == '\r' || cp == '\n'; }
-
-// ASCII fast paths. Most pieces of most text are ASCII words, maybe after one space or mark: these
-// scan bytes against a table and hand over to the general code (return 0) as soon as a byte is
-// not ASCII, since a non-ASCII letter or mark could continue the word.
-inline bool ascii_letter(uint8_t b) { return b < 0x80 && (kAsciiClass[b] & kLetter); }
-inline bool ascii_upper(uint8_t b) { return b - 'A' < 26u; }
-inline bool ascii_lower(uint8_t b) { return b - 'a' < 26u; }
-// The one-character prefix [^\r\n\p{L}\p{N}] of cl100k's and o200k's letter branches, in ASCII.
-inline bool ascii_letter_prefix(uint8_t b) {
-  return b < 0x80 && !(kAsciiClass[b] & (kLetter | kNumber)) && b != '\r' && b != '\n';
-}
-// Where the letters start if the piece at i is an ASCII word with at most an ASCII prefix; else i
-// when s[i] is not the start of one (the caller then checks ascii_letter(s[start])).
-inline size_t ascii_word_start(const uint8_t* s, size_t n, size_t i) {
-  if (ascii_letter_prefix(s[i]) && s[i] != '\'' && i + 1 < n && ascii_letter(s[i + 1])) return i + 1;
-  return i;
-}
 
 // End of the run of characters whose class has any bit of `mask`, starting at i.
 inline size_t run_of(const uint8_t* s, size_t n, size_t i, uint8_t mask) {
@@ -52,22 +36,6 @@ inline size_t digits_upto(const uint8_t* s, size_t n, size_t i, int limit) {
     i += c.len;
   }
   return i;
-}
-
-// The contraction after an apostrophe at i: "'s", "'d", "'m", "'t", "'ll", "'ve", "'re".
-// Returns the end of the match or 0 when there is none. With ignore_case the letters match in any
-// case, and 's' also matches U+017F LATIN SMALL LETTER LONG S, its Unicode simple case fold.
-inline size_t contraction_end(const uint8_t* s, size_t n, size_t i, bool ignore_case) {
-  if (i + 1 >= n || s[i] != '\'') return 0;
-  auto lower = [&](uint8_t b) -> uint8_t { return ignore_case && b >= 'A' && b <= 'Z' ? b + 32 : b; };
-  uint8_t a = lower(s[i + 1]);
-  if (a == 's' || a == 'd' || a == 'm' || a == 't') return i + 2;
-  if (ignore_case && s[i + 1] == 0xC5 && i + 2 < n && s[i + 2] == 0xBF) return i + 3;  // 'ſ
-  if (i + 2 < n) {
-    uint8_t b = lower(s[i + 2]);
-    if ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') || (a == 'r' && b == 'e')) return i + 3;
-  }
-  return 0;
 }
 
 // The whitespace branches, for a whitespace run s[i..j):
@@ -117,12 +85,7 @@ size_t scan_gpt2(const uint8_t* s, size_t n, size_t i) {
 // cl100k:  '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
 //          |\s++$|\s*[\r\n]|\s+(?!\S)|\s
 size_t scan_cl100k(const uint8_t* s, size_t n, size_t i) {
-  size_t w = ascii_word_start(s, n, i);  // not after an apostrophe: the contraction comes first
-  if (ascii_letter(s[w])) {  // \p{L}++ over ASCII letters, unless a non-ASCII byte may continue it
-    size_t e = w + 1;
-    while (e < n && ascii_letter(s[e])) ++e;
-    if (e == n || s[e] < 0x80) return e;
-  }
+  if (size_t e = ascii_fast::cl100k_word(s, n, i)) return e;
   if (size_t e = contraction_end(s, n, i, /*ignore_case=*/true)) return e;
   Char c = decode_char(s, n, i);
   if (c.cls & kLetter) return run_of(s, n, i, kLetter);
@@ -181,23 +144,8 @@ size_t o200k_branch_b(const uint8_t* s, size_t n, size_t p) {
 
 // o200k:  A|B|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 // where A and B each start with an optional [^\r\n\p{L}\p{N}] prefix (greedy: tried first).
-// Branches A and B over ASCII letters from p (s[p] is one): A takes the capitals then the small
-// letters after them; without small letters A fails (no capital is in W) and B takes the
-// capitals. Returns 0 when a non-ASCII byte ends a run (a mark or letter could continue it).
-size_t o200k_ascii_word(const uint8_t* s, size_t n, size_t p) {
-  size_t e = p;
-  while (e < n && ascii_upper(s[e])) ++e;
-  while (e < n && ascii_lower(s[e])) ++e;
-  if (e < n && s[e] >= 0x80) return 0;
-  if (size_t ce = contraction_end(s, n, e, /*ignore_case=*/true)) return ce;
-  return e;
-}
-
 size_t scan_o200k(const uint8_t* s, size_t n, size_t i) {
-  size_t w = ascii_word_start(s, n, i);
-  if (ascii_letter(s[w])) {
-    if (size_t e = o200k_ascii_word(s, n, w)) return e;
-  }
+  if (size_t e = ascii_fast::o200k_word(s, n, i)) return e;
   constexpr uint8_t kWordish = kUpperish | kLowerish;  // can start U* / U+ / W+
   Char c = decode_char(s, n, i);
   size_t after = i + c.len;

@@ -15,12 +15,15 @@ constexpr uint32_t kNoRank = ~0u;
 // longer ones the heap, which keeps pathological pieces (a megabyte of spaces) at O(n log n).
 constexpr size_t kShortPiece = 40;
 
-// The per-thread cache of piece -> ids for pieces that are not tokens: direct-mapped, one
-// 128-byte entry (two cache lines) per piece of up to 54 bytes and 16 ids, 32768 entries (4 MiB
-// per thread: the working set of a language's frequent words). The key's first 16 bytes are kept
-// as two zero-padded words, compared as integers like the short-token table's keys. Entries carry
-// the serial number of the model that made them (never reused, unlike an address).
-constexpr size_t kCacheKey = 54, kCacheIds = 16, kCacheLines = 32768;
+// The big tier of the per-thread cache, for pieces that are not tokens: direct-mapped, one
+// 64-byte entry (one cache line) per piece of up to 30 bytes and 6 ids, 65536 entries (4 MiB per
+// thread: the working set of a language's frequent words). The key's first 16 bytes are kept as
+// two zero-padded words, compared as integers like the short-token table's keys. Entries carry
+// the serial number of the model that made them (never reused, unlike an address). Measured on
+// multilingual text: twice the entries of the former 128-byte entries (54 bytes, 16 ids) in the
+// same memory raise the hit rate from 77% to 81%; the longer pieces it no longer keeps are 2% of
+// the pieces, and 98% of the others have at most 6 ids.
+constexpr size_t kCacheKey = 30, kCacheIds = 6, kCacheLines = 65536;
 std::atomic<uint64_t> next_serial{1};
 }  // namespace
 
@@ -31,7 +34,7 @@ struct alignas(64) BytePairModel::CacheLine {
   uint8_t rest[kCacheKey - 16];  // key bytes 16..len
   uint32_t ids[kCacheIds];
 };
-static_assert(sizeof(BytePairModel::CacheLine) == 128, "two cache lines per entry");
+static_assert(sizeof(BytePairModel::CacheLine) == 64, "one cache line per entry");
 static_assert(sizeof(BytePairModel::HotEntry) == 32, "two hot entries per cache line");
 
 BytePairModel::Cache::Cache(bool allocate) : lines(allocate ? new (std::nothrow) CacheLine[kCacheLines] : nullptr) {}

@@ -33,12 +33,12 @@ class BytePairModel {
                                                const std::vector<MergeRule>& merges,
                                                bool whole_piece_lookup, std::string* error);
 
-  // The calling thread's cache of piece -> ids, in two tiers. The hot tier is 8192 entries of 32
-  // bytes (256 KiB, it stays in L2): pieces of up to 16 bytes with up to 2 ids, whether tokens or
+  // The calling thread's cache of piece -> ids, in two tiers. The hot tier is 32768 entries of 32
+  // bytes (1 MiB, mostly in L2): pieces of up to 16 bytes with up to 2 ids, whether tokens or
   // merged; its entries carry an epoch that the cache gives to the model using it, so a switch to
   // another model invalidates them all without clearing. The big tier (bpe.cc) holds merged pieces
-  // of up to 54 bytes and 16 ids. cache() fetches the thread's cache and binds its hot tier to
-  // this model: call it once per text, not per piece.
+  // of up to 30 bytes and 6 ids. cache() fetches the thread's cache and binds its hot tier to this
+  // model: call it once per text, not per piece.
   struct HotEntry {
     uint64_t lo, hi;  // the key, as a ShortKey
     uint32_t epoch;   // 0: empty

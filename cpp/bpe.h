@@ -59,26 +59,47 @@ class BytePairModel {
   Cache* cache() const;
 
   // Appends the ids of piece p[0..n), which lies in a buffer ending at `end` (a piece of up to 16
-  // bytes is read as two words when 16 bytes are readable from p). The hot tier first; on a miss
-  // the short tokens, then the big tier, then the merge loop.
-  void encode_piece(const uint8_t* p, size_t n, const uint8_t* end, Cache* cache, std::vector<uint32_t>& out) const {
+  // bytes is read as two words when 16 bytes are readable from p). In two steps, so that a loop
+  // over pieces can prepare several pieces (key, hash, and a prefetch of the hot entry) before it
+  // finishes them (hot tier, then the short tokens, the big tier, the merge loop): the hot entries'
+  // memory accesses then overlap instead of stalling one piece at a time.
+  struct PendingPiece {
+    const uint8_t* p;
+    size_t n;
+    ShortKey k;
+    uint64_t h;
+  };
+  void prepare_piece(const uint8_t* p, size_t n, const uint8_t* end, const Cache* cache, PendingPiece& q) const {
+    q.p = p;
+    q.n = n;
+    if (n >= 2 && n <= ShortKey::kMaxLen) {
+      q.k = short_key(p, n, end);
+      q.h = hash_short(q.k);
+      __builtin_prefetch(&cache->hot[hot_index(q.h)]);
+    }
+  }
+  void finish_piece(const PendingPiece& q, Cache* cache, std::vector<uint32_t>& out) const {
+    size_t n = q.n;
     if (n == 1) {
-      out.push_back(byte_id_[p[0]]);
+      out.push_back(byte_id_[q.p[0]]);
       return;
     }
     if (n == 0) return;
     if (n <= ShortKey::kMaxLen) {
-      ShortKey k = short_key(p, n, end);
-      uint64_t h = hash_short(k);
-      const HotEntry& e = cache->hot[hot_index(h)];
-      if (e.epoch == cache->hot_epoch && e.lo == k.lo && e.hi == k.hi && e.len == n) {
+      const HotEntry& e = cache->hot[hot_index(q.h)];
+      if (e.epoch == cache->hot_epoch && e.lo == q.k.lo && e.hi == q.k.hi && e.len == n) {
         out.push_back(e.ids[0]);
         if (e.count == 2) out.push_back(e.ids[1]);
         return;
       }
-      return encode_short(p, k, h, cache, out);
+      return encode_short(q.p, q.k, q.h, cache, out);
     }
-    encode_long(p, n, cache, out);
+    encode_long(q.p, n, cache, out);
+  }
+  void encode_piece(const uint8_t* p, size_t n, const uint8_t* end, Cache* cache, std::vector<uint32_t>& out) const {
+    PendingPiece q;
+    prepare_piece(p, n, end, cache, q);
+    finish_piece(q, cache, out);
   }
   static size_t hot_index(uint64_t h) { return (h >> 40) & (kHotEntries - 1); }  // other bits than the tables'
   void encode_piece(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const {

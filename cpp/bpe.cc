@@ -69,7 +69,10 @@ void give_back_cache(BytePairModel::Cache* c) {
 // A thread that cannot allocate a cache (an address-space limit while a batch starts its threads)
 // encodes without one: it reads this empty cache, which is never written to (every write is
 // guarded by `lines`), so it can be shared.
-BytePairModel::Cache no_cache(false);
+BytePairModel::Cache* no_cache() {
+  static BytePairModel::Cache empty(false);  // made (and its memory touched) only when first needed
+  return &empty;
+}
 
 struct ThreadCache {
   BytePairModel::Cache* cache;
@@ -80,10 +83,10 @@ struct ThreadCache {
       delete cache;
       cache = nullptr;
     }
-    if (!cache) cache = &no_cache;
+    if (!cache) cache = no_cache();
   }
   ~ThreadCache() {
-    if (cache != &no_cache) give_back_cache(cache);
+    if (cache->lines) give_back_cache(cache);  // not the shared empty one
   }
 };
 
@@ -109,7 +112,7 @@ void store(CacheLine& line, uint64_t model, const ShortKey& k, const uint8_t* p,
 BytePairModel::Cache* BytePairModel::cache() const {
   thread_local ThreadCache tc;
   Cache* c = tc.cache;
-  if (c != &no_cache && c->hot_model != serial_) {  // a new epoch: the hot entries of the previous model go stale
+  if (c->hot_model != serial_ && c->lines) {  // (never for the shared empty cache)  // a new epoch: the hot entries of the previous model go stale
     c->hot_model = serial_;
     if (++c->hot_epoch == 0) {  // wrapped after 2^32 switches: clear, so no old epoch can match
       for (HotEntry& e : c->hot) e.epoch = 0;

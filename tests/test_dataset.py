@@ -219,6 +219,48 @@ def test_jsonl_errors_name_the_file_and_line(tmp_path, gpt2):
     assert leftovers(tmp_path) == []
 
 
+def test_fast_json_parser_reads_what_json_reads(tmp_path, monkeypatch, gpt2):
+    """orjson (when installed) parses the lines first; whatever it refuses or reads differently
+    from json (escaped lone surrogates, NaN, huge ints, invalid UTF-8 with errors="replace",
+    duplicate keys) must give json's documents."""
+    lines = [
+        '{"text": "plain"}', '{"text": "dup", "text": "last wins"}', '{"text": "\\ud800 lone"}',
+        '{"text": "nan", "x": NaN}', '{"text": "big", "n": 123456789012345678901234567890}',
+        '  {"text": "spaces around"}  ', '{"text": "tab\\tand\\u00e9 \\ud83d\\ude00"}', "",
+        '{"meta": {"text": 1}, "text": "nested field elsewhere"}',
+    ]
+    raw = "\n".join(lines).encode() + b'\n{"text": "bad \xff byte"}\n'
+    (tmp_path / "t.jsonl").write_bytes(raw)
+    source = dataset_readers.Source(str(tmp_path / "t.jsonl"), None)
+
+    def documents():
+        return [t for t, _ in dataset_readers.segments(source, errors="replace")]
+
+    fast = documents()
+    monkeypatch.setattr(dataset_readers, "_fast_json_loads", lambda: None)
+    assert fast == documents()
+    assert fast[1] == "last wins" and fast[2] == "\ud800 lone" and fast[-1] == "bad \ufffd byte"
+
+
+def test_long_json_records_are_cut_and_exact(tmp_path, monkeypatch, corpus_texts, gpt2):
+    """A long record (a 20 MB changelog in a JSON line) is cut at safe cuts like a text file, so
+    that every core encodes it; the ids are those of the whole record."""
+    monkeypatch.setattr(dataset_readers, "CHUNK_CHARS", 4096)
+    monkeypatch.setattr(dataset, "BATCH_CHARS", 10_000)
+    docs = [corpus_texts["shakespeare"][:60_000], "short", MULTILINGUAL * 20, corpus_texts["stdlib"][:50_000]]
+    write_jsonl(tmp_path / "d.jsonl", docs)
+    source = dataset_readers.Source(str(tmp_path / "d.jsonl"), None)
+    cut = dataset._Encoder(gpt2, 2).cut
+    segments = list(dataset_readers.segments(source, cut=cut))
+    assert len(segments) > 20 and max(len(t) for t, _ in segments) <= 3 * 4096
+    assert sum(ends for _, ends in segments) == len(docs)
+    for name in ("gpt2", "o200k_base"):
+        tok = tokenforge.get_encoding(name)
+        meta = dataset.encode_dataset(tok, [tmp_path / "d.jsonl"], tmp_path / f"{name}.bin", num_threads=2)
+        assert dataset.read_ids(tmp_path / f"{name}.bin").tolist() == expected_ids(tok, docs, tok.eot_token)
+        assert meta["documents"] == len(docs)
+
+
 def test_folders_globs_stdin_and_fsspec_urls(tmp_path, docs, gpt2):
     fsspec = pytest.importorskip("fsspec")
     folder = tmp_path / "corpus"

@@ -12,6 +12,7 @@ from .registry import get_encoding, list_encoding_names
 from .tokenizer import Tokenizer, UnknownTokenError
 from .io import load
 from .train import train_bpe, train_bpe_from_counts
+from . import distributed as _distributed  # registers train_bpe(engine="ray"); Ray itself is imported on use
 from .spm import SentencePieceTokenizer, train_unigram
 from . import models, normalizers, post_processors, pre_tokenizers
 from .pipeline import CharBPETokenizer, CharTokenizer, PipelineTokenizer, WordPieceTokenizer, WordTokenizer

@@ -40,7 +40,8 @@ from .dataset_files import (INDEX_NAME, READABLE_DTYPES, SHARDS_FORMAT, _Part, _
 from .dataset_readers import CHUNK_CHARS, expand_inputs, is_url, require_fsspec, segments
 from .streaming import safe_cut
 
-BATCH_CHARS = 8 << 20  # characters encoded together (bounded memory in flight)
+BATCH_CHARS = 1 << 20  # characters per batch: what one encoding thread takes at a time
+IN_FLIGHT = 4  # batches per encoding thread queued or being encoded (bounds the memory in flight)
 EOT_CANDIDATES = ("<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>")
 
 __all__ = ["encode_dataset", "encode_files", "read_ids", "open_shards", "read_shards", "dtype_for", "CHUNK_CHARS",
@@ -52,7 +53,13 @@ __all__ = ["encode_dataset", "encode_files", "read_ids", "open_shards", "read_sh
 
 
 class _Encoder:
-    """Encodes batches of segments into one flat array, for every tokenizer family."""
+    """Encodes batches of segments into one flat array, for every tokenizer family.
+
+    encoded() calls encode from `workers` threads at once: for the native core one thread per core,
+    each encoding whole batches alone (the core releases the GIL, writes the ids of one thread
+    straight into the flat array, and its per-thread piece cache stays warm from batch to batch, as
+    the threads live as long as the run); other tokenizers get one caller, which hands `threads`
+    to their own batch encoder."""
 
     def __init__(self, tok, threads: int):
         self.tok = tok
@@ -62,19 +69,20 @@ class _Encoder:
         self.native = (byte_level and getattr(tok, "_native_pattern", -1) >= 0
                        and hasattr(core, "encode_ordinary_batch_flat"))
         self.cuttable = byte_level  # documents may be cut at safe cuts (streaming.py)
+        self.workers = threads if self.native else 1
 
     def cut(self, buffer: str, start: int, end: int) -> int:
         return safe_cut(buffer, (), start=start, end=end)  # encode_ordinary: no special token is matched
 
     def encode(self, texts: list[str], suffix: list[int]) -> tuple[np.ndarray, list[int]]:
         """(flat uint32 ids, ids per text): text k's ids, then suffix[k] if it is >= 0."""
-        if self.native:
+        if self.native:  # one thread here: `workers` callers run at once (see encoded())
             try:
-                ids, counts = self.tok._core.encode_ordinary_batch_flat(texts, suffix, self.threads)
+                ids, counts = self.tok._core.encode_ordinary_batch_flat(texts, suffix, 1)
             except UnicodeEncodeError:  # lone surrogates: as encode_ordinary does
                 texts = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
-                ids, counts = self.tok._core.encode_ordinary_batch_flat(texts, suffix, self.threads)
-            return ids, list(counts)
+                ids, counts = self.tok._core.encode_ordinary_batch_flat(texts, suffix, 1)
+            return ids, counts
         per_text = [ids + [s] if s >= 0 else ids for ids, s in zip(self._encode_many(texts), suffix)]
         flat = np.fromiter((i for ids in per_text for i in ids), dtype=np.uint32)
         return flat, [len(ids) for ids in per_text]
@@ -232,12 +240,7 @@ def encode_dataset(
                            dict(fmt=input_format, field=field, separator=separator, errors=errors,
                                 cut=encoder.cut if encoder.cuttable else None))
         document = getattr(out, "skip", 0)
-        for batch, document, nbytes in _prefetched(batches):
-            if not batch:
-                continue
-            texts = [t for t, _, _, _ in batch]
-            suffix = [eot_id if ends and eot_id is not None else -1 for _, ends, _, _ in batch]
-            ids, counts = encoder.encode(texts, suffix)
+        for (batch, document, nbytes), ids, counts in encoded(encoder, _work_items(batches, eot_id)):
             _write_batch(out, batch, ids, counts)
             for (_, _, _, k), n in zip(batch, counts):
                 per_source[k]["tokens"] += n
@@ -280,6 +283,29 @@ def _batches(sources, per_source, skip: int, val_fraction: float, counter, optio
     yield batch, document, counter[0]
 
 
+def _work_items(batches, eot_id: int | None):
+    """(texts, suffix, (batch, documents, bytes)) for encoded(): the end-of-text id after each
+    segment that ends a document."""
+    for batch, document, nbytes in batches:
+        texts = [text for text, _, _, _ in batch]
+        suffix = [eot_id if ends and eot_id is not None else -1 for _, ends, _, _ in batch]
+        yield texts, suffix, (batch, document, nbytes)
+
+
+def batched(items, eot_id: int | None = None):
+    """Work items for encoded() from (text, ends_document, ...) items: (texts, suffix, items) for
+    runs of about BATCH_CHARS characters, with eot_id after each text that ends a document."""
+    batch, chars = [], 0
+    for item in items:
+        batch.append(item)
+        chars += len(item[0])
+        if chars >= BATCH_CHARS:
+            yield [t for t, *_ in batch], [eot_id if ends and eot_id is not None else -1 for _, ends, *_ in batch], batch
+            batch, chars = [], 0
+    if batch:
+        yield [t for t, *_ in batch], [eot_id if ends and eot_id is not None else -1 for _, ends, *_ in batch], batch
+
+
 def _prefetched(iterator, depth: int = 1):
     """Runs an iterator in a thread, `depth` items ahead: the next batch is read and parsed while
     the native core encodes this one (it releases the GIL). Errors are raised here."""
@@ -320,6 +346,31 @@ def _prefetched(iterator, depth: int = 1):
     finally:
         stop.set()
         thread.join(timeout=10)
+
+
+def encoded(encoder: _Encoder, work):
+    """Encodes work items (texts, suffix, payload) and yields (payload, ids, counts) in their order.
+    The items are made in a reader thread (reading, decompressing, parsing, cutting), encoded by
+    `encoder.workers` threads, and handed back here (where they are written): the three overlap,
+    with at most IN_FLIGHT items per encoding thread waiting or under way."""
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    window = IN_FLIGHT * encoder.workers
+    pending: deque = deque()
+    with ThreadPoolExecutor(encoder.workers, thread_name_prefix="tokenforge-encode") as pool:
+        try:
+            for texts, suffix, payload in _prefetched(work, depth=window):
+                pending.append((pool.submit(encoder.encode, texts, suffix), payload))
+                if len(pending) >= window:
+                    future, payload = pending.popleft()
+                    yield (payload, *future.result())
+            while pending:
+                future, payload = pending.popleft()
+                yield (payload, *future.result())
+        finally:
+            for future, _ in pending:
+                future.cancel()
 
 
 def _write_batch(out, batch, ids: np.ndarray, counts: list[int]) -> None:

@@ -296,6 +296,61 @@ def test_folders_globs_stdin_and_fsspec_urls(tmp_path, docs, gpt2):
     assert not any(p.name.startswith("s3") for p in tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("protocol", ["memory", "file"])
+def test_resume_of_a_remote_sharded_output(tmp_path, monkeypatch, docs, gpt2, protocol):
+    """-o URL --shard-size --resume with the local engine: each checkpoint uploads its shards, then
+    index.json; an interrupted run resumes from the remote index, never uploading a listed shard again."""
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem(protocol)
+    root = f"/resume-{os.getpid()}" if protocol == "memory" else str(tmp_path / "remote")
+    url = f"{protocol}://{root}"
+    write_jsonl(tmp_path / "d.jsonl", docs * 3)
+    once = tmp_path / "once"
+    index = dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], once, shard_size=3000, val_fraction=0.1)
+    monkeypatch.setattr(dataset, "BATCH_CHARS", 20_000)
+    calls = []
+
+    def interrupt(state):
+        calls.append(state.tokens)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=3000, val_fraction=0.1, progress=interrupt)
+    partial = json.loads(fs.cat_file(f"{root}/index.json"))
+    assert partial["complete"] is False and 0 < len(partial["shards"]) < len(index["shards"])
+    fs.pipe_file(f"{root}/train-000099.bin", b"stale shard of a killed run")
+    with pytest.raises(FileExistsError, match="--resume"):
+        dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=3000, val_fraction=0.1)
+    with pytest.raises(ValueError, match="cannot resume: shard_size"):
+        dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=4000, val_fraction=0.1, resume=True)
+    uploads = []
+    real_put = type(fs).put_file
+    monkeypatch.setattr(type(fs), "put_file", lambda self, lpath, rpath, **kw: (uploads.append(rpath),
+                                                                                 real_put(self, lpath, rpath, **kw))[1])
+    result = dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=3000, val_fraction=0.1, resume=True)
+    uploaded = {u.rstrip("/").rsplit("/", 1)[-1] for u in uploads}
+    assert not uploaded & {s["file"] for s in partial["shards"]}  # finished shards are not rewritten
+    remote = json.loads(fs.cat_file(f"{root}/index.json"))
+    assert remote == result and remote["complete"] is True
+    assert [s["file"] for s in remote["shards"]] == [s["file"] for s in index["shards"]]
+    assert not fs.exists(f"{root}/train-000099.bin")
+    for split in ("train", "val"):
+        got = [np.frombuffer(fs.cat_file(f"{root}/{s['file']}"), np.uint16) for s in remote["shards"] if s["split"] == split]
+        assert np.concatenate(got).tolist() == dataset.read_shards(once, split).tolist()
+    with pytest.raises(ValueError, match="already complete"):
+        dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=3000, val_fraction=0.1, resume=True)
+    if protocol == "file":  # the command line passes --resume through, with one line for the error
+        r = subprocess.run([sys.executable, "-m", "tokenforge.cli", "encode", "-t", "gpt2", "-q", "--shard-size", "3000",
+                            "--val-fraction", "0.1", "--resume", "-o", url, str(tmp_path / "d.jsonl")],
+                           capture_output=True, text=True)
+        assert r.returncode != 0 and "already complete" in r.stderr and "Traceback" not in r.stderr
+    # overwrite: the old index goes first, then its shards
+    new = dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=100_000, overwrite=True)
+    names = sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(root, detail=False))
+    assert names == ["index.json"] + [s["file"] for s in new["shards"]] and len(new["shards"]) < len(index["shards"])
+
+
 def test_end_of_text_token_choice(tmp_path, corpus_texts, docs):
     sample = tmp_path / "sample.txt"
     sample.write_text(corpus_texts["shakespeare"][:50_000])

@@ -104,6 +104,16 @@ def code(limit: int) -> str:
     return take((read_text(p) for p in sorted(stdlib.rglob("*.py")) if "test" not in p.parts), limit)
 
 
+_NOT_PROSE = (".html", ".png", ".svg", ".css", ".js", ".pdf", ".ps", ".ps.gz", ".eps", ".tar", ".tar.gz", ".tgz",
+              ".json", ".json.gz")
+
+
+def _looks_binary(text: str) -> bool:
+    """Archives and dumps that happen to be valid UTF-8: NUL bytes or many control characters."""
+    controls = sum(text.count(c) for c in "\x00\x01\x02\x03\x04\x05\x06\x07\x0e\x0f\x10\x1b")
+    return controls > len(text) // 1000
+
+
 def _files(root: pathlib.Path, suffixes: tuple[str, ...]):
     if not root.is_dir():
         return
@@ -123,7 +133,7 @@ def dataset_documents():
             if p.is_file():
                 yield p, read_text(p)
         for p in sorted(doc_root.rglob("*")):
-            if p.is_file() and not p.name.endswith((".html", ".png", ".svg", ".css", ".js", ".pdf")):
+            if p.is_file() and not p.name.endswith(_NOT_PROSE):
                 yield p, read_text(p)
 
     def manuals():
@@ -159,7 +169,7 @@ def write_dataset(path: pathlib.Path, limit: int) -> tuple[int, int]:
         for source, text in dataset_documents():
             # gigatoken's readers encode "<|endoftext|>" found in a document as the special token
             text = text.replace("<|endoftext|>", "<|end of text|>")
-            if not text.strip():
+            if not text.strip() or _looks_binary(text):
                 continue
             digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
             if digest in seen:

@@ -28,6 +28,7 @@ fsync, and readers refuse a data file whose sidecar is missing or does not match
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -35,8 +36,8 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from .dataset_files import (INDEX_NAME, READABLE_DTYPES, SHARDS_FORMAT, _Part, _read_index, _ShardedOutput,
-                            _SingleOutput, dtype_for, open_shards, read_ids, read_shards)
+from .dataset_files import (_SHARD_NAME, INDEX_NAME, READABLE_DTYPES, SHARDS_FORMAT, _Part, _read_index,
+                            _ShardedOutput, _SingleOutput, dtype_for, open_shards, read_ids, read_shards)
 from .dataset_readers import CHUNK_CHARS, expand_inputs, is_url, require_fsspec, segments
 from .streaming import safe_cut
 
@@ -182,6 +183,7 @@ def encode_dataset(
     num_threads: int | None = None,
     errors: str = "strict",
     progress: Callable[[Progress], None] | None = None,
+    _publish=None,
 ) -> dict:
     """Encodes the inputs (paths, folders, globs, URLs, "-") into `output`; returns the metadata (the
     sidecar of the train file, or the shards' index). See the module docstring."""
@@ -230,7 +232,7 @@ def encode_dataset(
     if shard_size is None:
         out = _SingleOutput(output, dtype, splits, overwrite)
     else:
-        out = _ShardedOutput(output, dtype, splits, shard_size, header, overwrite, resume)
+        out = _ShardedOutput(output, dtype, splits, shard_size, header, overwrite, resume, _publish)
     state = Progress(sum(s.size or 0 for s in sources) if all(s.size is not None for s in sources) else None)
     started = time.perf_counter()
     counter = [0]
@@ -409,34 +411,70 @@ def _report(progress, state: Progress, counter, documents: int, started: float) 
 
 
 def _via_local_copy(tok, inputs, url: str, options: dict) -> dict:
-    """Writes to an fsspec URL: encodes into a local temporary folder, then uploads each file (the
-    sidecar / index last). Resume is not supported there."""
+    """Writes to an fsspec URL. One file: encoded into a local temporary folder, then uploaded (the
+    sidecar last). Shards: encoded in a local temporary folder and uploaded at each checkpoint (the
+    new shards, then index.json), each local shard removed once uploaded; resume reads the remote
+    index.json and continues after the shards it lists."""
     import shutil
     import tempfile
 
     fsspec = require_fsspec(url)
-    if options.get("resume"):
-        raise ValueError(f"{url}: --resume works on local outputs only")
     fs, _, (root,) = fsspec.get_fs_token_paths(url)
-    protocol = url.split("://", 1)[0]
+    root = root.rstrip("/")
     sharded = options.get("shard_size") is not None
-    if not options.get("overwrite") and (fs.exists(root) if not sharded else fs.exists(root + "/" + INDEX_NAME)):
-        raise FileExistsError(f"{url} already exists; pass --overwrite (overwrite=True) to replace it")
+    resume, overwrite = options.get("resume"), options.get("overwrite")
+    remote_index = f"{root}/{INDEX_NAME}"
+    if not overwrite and not resume and (fs.exists(remote_index) if sharded else fs.exists(root)):
+        raise FileExistsError(f"{url} already exists; pass --overwrite (overwrite=True) to replace it"
+                              + (", or --resume (resume=True) to continue it" if sharded else ""))
     kwargs = {k: options[k] for k in ("input_format", "field", "separator", "eot", "shard_size", "val_fraction",
                                        "num_threads", "errors", "progress")}
     tmp = Path(tempfile.mkdtemp(prefix="tokenforge-upload-"))
     try:
-        name = "out" if sharded else os.path.basename(root)
-        meta = encode_dataset(tok, inputs, tmp / name, **kwargs)
-        local = tmp / name
-        files = sorted(local.iterdir()) if sharded else sorted(tmp.iterdir())
-        last = [f for f in files if f.name.endswith(".json")]
-        target_dir = root if sharded else os.path.dirname(root)
-        for f in [f for f in files if f not in last] + last:
-            fs.put_file(str(f), f"{target_dir}/{f.name}")
-        return meta
+        if not sharded:
+            name = os.path.basename(root)
+            meta = encode_dataset(tok, inputs, tmp / name, **kwargs)
+            files = sorted(tmp.iterdir())
+            last = [f for f in files if f.name.endswith(".json")]
+            for f in [f for f in files if f not in last] + last:
+                fs.put_file(str(f), f"{os.path.dirname(root)}/{f.name}")
+            return meta
+        local = tmp / "out"
+        local.mkdir()
+        listed: set = set()
+        if fs.exists(remote_index):
+            if resume:
+                fs.get_file(remote_index, str(local / INDEX_NAME))
+                listed = {s.get("file") for s in _read_index(local)["shards"]}
+            else:  # overwrite: the index goes first, never an index naming shards already removed
+                old = json.loads(fs.cat_file(remote_index))
+                fs.rm(remote_index)
+                for s in old.get("shards", []) if isinstance(old, dict) else []:
+                    _remove_remote(fs, root, s.get("file") if isinstance(s, dict) else None)
+        fs.makedirs(root, exist_ok=True)
+        for path in fs.ls(root, detail=False):  # shards of a killed run after its last checkpoint
+            name = path.rstrip("/").rsplit("/", 1)[-1]
+            if name not in listed and _SHARD_NAME.fullmatch(name):
+                fs.rm(path)
+
+        def publish(shards: list[Path], index: Path) -> None:
+            for shard in shards:  # an object store makes each object appear whole
+                fs.put_file(str(shard), f"{root}/{shard.name}")
+                shard.unlink()  # the local disk holds the shards of one checkpoint at a time
+            fs.put_file(str(index), f"{root}/.{INDEX_NAME}.partial")  # then renamed: never half an index
+            fs.mv(f"{root}/.{INDEX_NAME}.partial", remote_index)
+
+        return encode_dataset(tok, inputs, local, resume=bool(resume), _publish=publish, **kwargs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _remove_remote(fs, root: str, name) -> None:
+    if isinstance(name, str) and _SHARD_NAME.fullmatch(name):
+        try:
+            fs.rm(f"{root}/{name}")
+        except FileNotFoundError:
+            pass
 
 
 def encode_files(

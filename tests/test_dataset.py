@@ -438,6 +438,30 @@ def test_shards_resume_and_validation_split(tmp_path, docs, gpt2):
 # Torn outputs, checked readers, file modes
 
 
+def test_an_error_in_an_encoding_thread_is_raised_and_leaves_nothing(tmp_path, files, gpt2, monkeypatch):
+    """The batches are encoded by a pool of threads: an error there (here a MemoryError on the
+    fourth batch) reaches the caller as itself, later batches are not written, no file is left."""
+    paths, texts = files
+    real_encode = dataset._Encoder.encode
+    calls = []
+
+    def failing(self, texts, suffix):
+        calls.append(len(texts))
+        if len(calls) == 4:
+            raise MemoryError("no memory for this batch")
+        return real_encode(self, texts, suffix)
+
+    monkeypatch.setattr(dataset, "BATCH_CHARS", 20_000)
+    monkeypatch.setattr(dataset._Encoder, "encode", failing)
+    with pytest.raises(MemoryError, match="no memory"):
+        dataset.encode_files(gpt2, paths, tmp_path / "out.bin", num_threads=2)
+    assert not (tmp_path / "out.bin").exists() and leftovers(tmp_path) == []
+    assert len(calls) < 4 + 2 * dataset.IN_FLIGHT * 2  # the pool stopped taking batches
+    monkeypatch.setattr(dataset._Encoder, "encode", real_encode)
+    dataset.encode_files(gpt2, paths, tmp_path / "out.bin", num_threads=2)
+    assert dataset.read_ids(tmp_path / "out.bin").tolist() == expected_ids(gpt2, texts, gpt2.eot_token)
+
+
 def test_disk_full_leaves_nothing_and_a_rerun_works(tmp_path, files, gpt2, monkeypatch):
     paths, texts = files
     real_write = dataset._Part.write

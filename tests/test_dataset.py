@@ -607,6 +607,26 @@ def test_outputs_respect_the_umask_and_keep_a_mode(tmp_path, files, gpt2):
         os.umask(old)
 
 
+def test_write_atomic_group_is_whole_or_nothing(tmp_path):
+    """Several files that belong together: all written and on disk before the first rename; a
+    failure on any of them leaves every old file as it was and no partial file."""
+    vocab, merges = tmp_path / "sub" / "vocab.json", tmp_path / "sub" / "merges.txt"
+    old = os.umask(0o027)
+    try:
+        outputs.write_atomic_group({vocab: b"old vocab", merges: b"old merges"})  # the folder is made
+        assert os.stat(vocab).st_mode & 0o777 == 0o640
+        os.chmod(merges, 0o604)
+        with pytest.raises(TypeError):
+            outputs.write_atomic_group({vocab: b"new vocab", merges: object()})  # fails on the second
+        assert vocab.read_bytes() == b"old vocab" and merges.read_bytes() == b"old merges"
+        assert sorted(p.name for p in vocab.parent.iterdir()) == ["merges.txt", "vocab.json"]
+        outputs.write_atomic_group({vocab: b"new vocab", merges: b"new merges"})
+        assert vocab.read_bytes() == b"new vocab" and merges.read_bytes() == b"new merges"
+        assert os.stat(merges).st_mode & 0o777 == 0o604 and os.stat(vocab).st_mode & 0o777 == 0o640
+    finally:
+        os.umask(old)
+
+
 def test_progress_reaches_the_total(tmp_path, files, gpt2):
     paths, texts = files
     seen = []

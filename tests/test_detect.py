@@ -219,8 +219,6 @@ def test_clip_merges_are_recognised(tmp_path, gz):
     assert detect.sniff(path, detect._gunzip(path, path.read_bytes()))[0] == "clip"
 
 
-@pytest.mark.xfail(raises=ValueError, strict=True,
-                   reason="needs BPE with end_of_word_suffix over ByteLevel in the one pipeline")
 def test_clip_merges_encode_as_transformers_clip(tmp_path):
     from transformers import CLIPTokenizerFast
 

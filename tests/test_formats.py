@@ -373,9 +373,9 @@ def test_interrupted_save_leaves_old_files(tmp_path, monkeypatch, trained, gpt2,
 
 
 def test_convert(tmp_path, shared_dir, corpus_texts):
-    tok = formats.convert(shared_dir / "vocab" / "o200k_base.tiktoken", tmp_path / "tokenizer.json", "hf",
+    tok = tokenforge.io.convert(shared_dir / "vocab" / "o200k_base.tiktoken", tmp_path / "tokenizer.json", "hf",
                           pattern="o200k", special_tokens={"<|endoftext|>": 199999})
-    back = formats.convert(tmp_path / "tokenizer.json", tmp_path / "o200k.json", "tokenforge")
+    back = tokenforge.io.convert(tmp_path / "tokenizer.json", tmp_path / "o200k.json", "tokenforge")
     again = tokenforge.load(tmp_path / "o200k.json")
     text = corpus_texts["multilingual"]
     assert tok.encode_ordinary(text) == back.encode_ordinary(text) == again.encode_ordinary(text)

@@ -368,7 +368,7 @@ def test_special_token_regexes_are_cached_within_a_bound():
     names = list(specials)
     for k in range(60):  # 60 different allowed sets
         assert tok.encode(f"a{names[k]}b", allowed_special={names[k]}) == [97, 256 + k, 98]
-    assert len(tok._special_regexes) <= tok._MAX_SPECIAL_REGEXES
+    assert len(tok._added_vocab._cache) <= tok._added_vocab.MAX_CACHED
 
 
 # --------------------------------------------------------------------------------------------------

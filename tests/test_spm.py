@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenforge
-from tokenforge.spm import SentencePieceTokenizer, model_file, reference
+from tokenforge import SentencePieceTokenizer
+from tokenforge.spm import model_file, reference
 from tokenforge.spm.normalizer import Normalizer
 
 spm = pytest.importorskip("sentencepiece")
@@ -186,13 +187,25 @@ def test_user_defined_symbols(training_text, test_lines, model_type):
         tok.encode("foo", sample=True, nbest_size=3) if model_type == "unigram" else tok.encode("foo", sample=True)
 
 
-def test_rejects_what_it_cannot_reproduce(training_text):
-    m = model_file.parse(trained(training_text, "unigram", False))
-    m.model_type = model_file.WORD
-    with pytest.raises(ValueError, match="'word' is not supported"):
-        SentencePieceTokenizer(m)
+def test_rejects_what_it_cannot_reproduce():
     with pytest.raises(ValueError, match="not a SentencePiece model"):
         SentencePieceTokenizer.from_bytes(b"\xff\xff\xff")
+
+
+@pytest.mark.parametrize("model_type,vocab", [("word", 2000), ("char", 400)])
+@pytest.mark.parametrize("byte_fallback", [False, True])
+def test_word_and_char_models(training_text, test_lines, model_type, vocab, byte_fallback):
+    """sentencepiece's WORD and CHAR model types: ids and decoding as sentencepiece's (runs of
+    unknown pieces merge into one <unk>, as sentencepiece merges them)."""
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(training_text), model_writer=out, vocab_size=vocab,
+                                   model_type=model_type, byte_fallback=byte_fallback, minloglevel=2,
+                                   character_coverage=0.995, num_threads=2)
+    sp = spm.SentencePieceProcessor(model_proto=out.getvalue())
+    tok = SentencePieceTokenizer.from_bytes(out.getvalue())
+    lines = test_lines + ["  two  spaces ", "", " ", "ünïcödé 日本語"]
+    assert [tok.encode(line) for line in lines] == [sp.encode(line) for line in lines]
+    assert [tok.decode(sp.encode(line)) for line in lines] == [sp.decode(sp.encode(line)) for line in lines]
 
 
 # ---- native == reference ------------------------------------------------------------------------
@@ -291,7 +304,7 @@ def test_sampling_distribution():
     expected = {tuple(ids): math.exp(alpha * s) / z for s, ids in segs}
     rng_counts: dict = {}
     n = 20_000
-    tok._native.sample(text, alpha, 1234)  # seed once; later draws continue the stream
+    tok.model._native.sample(text, alpha, 1234)  # seed once; later draws continue the stream
     for _ in range(n):
         ids = tuple(tok.encode(text, sample=True, alpha=alpha))
         rng_counts[ids] = rng_counts.get(ids, 0) + 1
@@ -379,7 +392,7 @@ def test_huggingface_unigram_both_ways(training_text, test_lines, tmp_path):
             lines = [l for l in test_lines if hf.normalizer.normalize_str(l) == sp_like(tok, l)]
             assert len(lines) >= len(test_lines) - 3
         assert [e.ids for e in hf.encode_batch(lines)] == tok.encode_batch(lines)
-        back = SentencePieceTokenizer.from_huggingface(tmp_path / "tokenizer.json")
+        back = tokenforge.load(tmp_path / "tokenizer.json")
         assert back.encode_batch(test_lines) == tok.encode_batch(test_lines)
     with pytest.raises(ValueError, match="only unigram"):
         SentencePieceTokenizer.from_bytes(trained(training_text, "bpe", True)).save(tmp_path / "x.json", format="huggingface")

@@ -131,7 +131,8 @@ def test_byte_level_files_still_load(tmp_path):
     assert tf.load(tmp_path / "b.json").encode("abc") == [256, 99]
 
 
-@pytest.mark.parametrize("module", ["normalizers", "pre_tokenizers", "post_processors", "pipeline", "models.wordpiece",
+@pytest.mark.parametrize("module", ["normalizers", "pre_tokenizers", "post_processors", "pipeline", "decoders", "pre_tokenizers.split",
+                                    "pre_tokenizers.byte_level", "pre_tokenizers.words", "models.bpe", "models.byte_bpe", "models.wordpiece",
                                     "models.char_bpe", "models.word", "models.char"])
 def test_documentation_examples(module):
     m = importlib.import_module(f"tokenforge.{module}")

@@ -6,20 +6,27 @@
     'hello world'
 """
 
-from .encoding import Encoding, encoding_for_model, encoding_name_for_model
-from .load import VocabularyNotFound
-from .registry import get_encoding, list_encoding_names
+from .encoding import Encoding
+from .registry import encoding_for_model, encoding_name_for_model, get_encoding, list_encoding_names
+from .vocab_cache import VocabularyNotFound
+from .special import AddedToken
 from .tokenizer import Tokenizer, UnknownTokenError
+from . import decoders, models, normalizers, post_processors, pre_tokenizers
+from .pipeline import CharBPETokenizer, CharTokenizer, PipelineTokenizer, WordPieceTokenizer, WordTokenizer
+from .spm.tokenizer import SentencePieceTokenizer
+from .spm.trainer import train_unigram
 from .io import load
+from . import formats  # registers the file formats' writers with the Tokenizer
 from .train import train_bpe, train_bpe_from_counts
 from . import distributed as _distributed  # registers train_bpe(engine="ray"); Ray itself is imported on use
-from .spm import SentencePieceTokenizer, train_unigram
-from . import models, normalizers, post_processors, pre_tokenizers
-from .pipeline import CharBPETokenizer, CharTokenizer, PipelineTokenizer, WordPieceTokenizer, WordTokenizer
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AddedToken",
+    "decoders",
+    "AddedToken",
+    "decoders",
     "CharBPETokenizer",
     "CharTokenizer",
     "PipelineTokenizer",

@@ -1,4 +1,4 @@
-"""Encoding: the tiktoken-compatible face of Tokenizer, and the model-name table.
+"""Encoding: the tiktoken-compatible face of the Tokenizer (the model-name table is in registry.py).
 
 `tokenforge.Encoding(name, pat_str=..., mergeable_ranks=..., special_tokens=...)` builds a custom
 encoding exactly as `tiktoken.Encoding` does, with the same checks.
@@ -27,19 +27,21 @@ class Encoding(Tokenizer):
     ):
         super().__init__(pattern=pat_str, mergeable_ranks=mergeable_ranks, special_tokens=special_tokens, name=name)
         if explicit_n_vocab is not None:
-            if len(self._mergeable_ranks) + len(self._special_tokens) != explicit_n_vocab:
+            if len(self.model.ranks) + len(self._specials) != explicit_n_vocab:
                 raise ValueError(
-                    f"explicit_n_vocab is {explicit_n_vocab} but there are {len(self._mergeable_ranks)} mergeable "
-                    f"and {len(self._special_tokens)} special tokens"
+                    f"explicit_n_vocab is {explicit_n_vocab} but there are {len(self.model.ranks)} mergeable "
+                    f"and {len(self._specials)} special tokens"
                 )
             if self.max_token_value != explicit_n_vocab - 1:
                 raise ValueError(f"explicit_n_vocab is {explicit_n_vocab} but the largest id is {self.max_token_value}")
 
-    def __reduce__(self):
-        if self._registered:  # a named encoding pickles by name: workers load it from their cache
-            from .registry import get_encoding
+    # Set by the registry on the encodings it builds: (get_encoding, (name,)), so that a named
+    # encoding pickles by name and workers load it from their cache.
+    _by_name = None
 
-            return (get_encoding, (self.name,))
+    def __reduce__(self):
+        if self._by_name is not None:
+            return self._by_name
         return super().__reduce__()
 
     def __repr__(self) -> str:
@@ -126,10 +128,3 @@ def encoding_name_for_model(model_name: str) -> str:
         f"Could not automatically map {model_name} to a tokeniser. "
         "Please use `tokenforge.get_encoding` to explicitly get the tokeniser you expect."
     )
-
-
-def encoding_for_model(model_name: str) -> Encoding:
-    """The encoding a model uses, e.g. encoding_for_model("gpt-4o")."""
-    from .registry import get_encoding
-
-    return get_encoding(encoding_name_for_model(model_name))

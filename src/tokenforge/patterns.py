@@ -106,14 +106,54 @@ NATIVE = {GPT2: 0, GPT2_ORIGINAL: 0, CL100K: 1, O200K: 2}
 CANONICAL_NAME = {0: "gpt2", 1: "cl100k", 2: "o200k"}
 
 
+# Encoding names (tokenforge.get_encoding's) that stand for their split pattern.
+ENCODING_PATTERNS = {"gpt2": "gpt2", "r50k_base": "r50k", "p50k_base": "p50k", "p50k_edit": "p50k",
+                     "cl100k_base": "cl100k", "o200k_base": "o200k", "o200k_harmony": "o200k"}
+
+_NAME = None
+
+
+def lookup(pattern: str) -> str | None:
+    """The regex of a pattern name or encoding name ("cl100k", "cl100k_base"), or None."""
+    if pattern in NAMED:
+        return NAMED[pattern]
+    name = ENCODING_PATTERNS.get(pattern)
+    return NAMED.get(name) if name is not None else None
+
+
+def looks_like_name(pattern: str) -> bool:
+    """True for a string that reads as a name, not a regex ("cl100k_bse", "llama-3")."""
+    global _NAME
+    if _NAME is None:
+        import re
+
+        _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]*")
+    return bool(_NAME.fullmatch(pattern)) and any(c.isdigit() or c in "_-." for c in pattern)
+
+
 def resolve(pattern: str) -> str:
-    """The regex string of a pattern name or regex."""
+    """The regex string of a pattern name, an encoding name ("cl100k_base" means its pattern) or a
+    regex. A string that reads as a name but is none ("cl100k_bas") is a ValueError listing the
+    names, never taken as a regex; so is a regex that does not compile, and a name that stands for
+    several splits in sequence (patterns.SEQUENCES)."""
     if not isinstance(pattern, str):
         raise TypeError(f"pattern must be a str (a name or a regex), got {type(pattern).__name__}")
+    if pattern == "":
+        raise ValueError("the split pattern is empty")
     if pattern in SEQUENCES:
         raise ValueError(f"the {pattern} pattern is {len(SEQUENCES[pattern])} splits in sequence, not one regex; "
                          f"pass one of patterns.SEQUENCES[{pattern!r}]")
-    pat_str = NAMED.get(pattern, pattern)
-    if pat_str == "":
-        raise ValueError("the split pattern is empty")
+    pat_str = lookup(pattern)
+    if pat_str is None:
+        if looks_like_name(pattern):
+            raise ValueError(f"unknown pattern name {pattern!r}; known names: "
+                             f"{', '.join(sorted({*NAMED, *ENCODING_PATTERNS}))} (or pass a regex)")
+        import regex
+
+        try:
+            regex.compile(pattern)
+        except regex.error as e:
+            raise ValueError(f"the split pattern {pattern[:80]!r} does not compile ({e}), and is no pattern "
+                             f"name either (known names: {', '.join(sorted(NAMED))})") from None
+        pat_str = pattern
     return pat_str

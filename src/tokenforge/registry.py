@@ -11,7 +11,8 @@ import threading
 from typing import Callable
 
 from . import patterns
-from .load import load_data_gym, load_tiktoken_bpe
+from .encoding import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING, Encoding, encoding_name_for_model
+from .vocab_cache import load_data_gym, load_tiktoken_bpe
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -122,8 +123,6 @@ def list_encoding_names() -> list[str]:
 
 def get_encoding(encoding_name: str):
     """The named encoding (loaded once per process), e.g. get_encoding("cl100k_base")."""
-    from .encoding import Encoding
-
     if not isinstance(encoding_name, str):
         raise ValueError(f"Expected a string in get_encoding, got {type(encoding_name)}")
     enc = _encodings.get(encoding_name)
@@ -139,8 +138,15 @@ def get_encoding(encoding_name: str):
                 )
             enc = Encoding(encoding_name, **ENCODING_CONSTRUCTORS[encoding_name]())
             enc._registered = True
+            enc._by_name = (get_encoding, (encoding_name,))
             _encodings[encoding_name] = enc
     return enc
+
+
+def _load_file(path):
+    from .io import load  # an application-level helper: the CLI's and the server's way in
+
+    return load(path)
 
 
 def get_tokenizer(spec):
@@ -154,7 +160,10 @@ def get_tokenizer(spec):
     if spec in ENCODING_CONSTRUCTORS:
         return get_encoding(spec)
     if os.path.exists(spec):
-        from .io import load
-
-        return load(spec)
+        return _load_file(spec)
     raise ValueError(f"{spec!r} is neither a pretrained encoding ({', '.join(list_encoding_names())}) nor a file")
+
+
+def encoding_for_model(model_name: str) -> Encoding:
+    """The encoding a model uses, e.g. encoding_for_model("gpt-4o")."""
+    return get_encoding(encoding_name_for_model(model_name))

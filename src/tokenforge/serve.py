@@ -220,7 +220,9 @@ def _ids_of(tok, text: str, allow_special: bool) -> list[int]:
 def _token_strings(tok, ids: list[int]) -> list[bytes] | None:
     """The bytes of each token for byte-level tokenizers; None for the others (their tokens are
     strings of the model: "▁the", "##ing", "the</w>")."""
-    if hasattr(tok, "decode_tokens_bytes"):
+    from .models import ByteBPE  # every family has decode_tokens_bytes now: byte-level is the model's kind
+
+    if isinstance(getattr(tok, "model", None), ByteBPE) and hasattr(tok, "decode_tokens_bytes"):
         return tok.decode_tokens_bytes(ids)
     return None
 

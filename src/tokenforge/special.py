@@ -1,13 +1,26 @@
-"""The special-token policy shared by every encode method: what is allowed, what raises.
+"""Added tokens (Hugging Face's rules) and the special-token policy (tiktoken's), shared by every
+encode method.
 
-tiktoken's rule: `allowed_special` tokens in the text become their ids; `disallowed_special` tokens
-raise ValueError; anything else is encoded as ordinary text. "all" stands for every special token,
-and disallowed_special="all" means every special token not allowed.
+An added token is a token found in the text before the pipeline runs (BERT's "[MASK]",
+"<|endoftext|>"). Hugging Face's flags: `special` (a special token: skipped when decoding with
+skip_special_tokens, and subject to the policy below), `single_word` (only where no word character
+touches it), `lstrip` / `rstrip` (it swallows the whitespace on its left / right), `normalized`
+(matched in the normalized text, by its normalized form, instead of in the text as given). Matching
+is leftmost-longest over all tokens at once; the text between matches goes through the pipeline on
+its own.
+
+tiktoken's policy for special tokens: `allowed_special` tokens in the text become their ids;
+`disallowed_special` tokens raise ValueError; anything else is encoded as ordinary text. "all"
+stands for every special token, and disallowed_special="all" means every special token not allowed.
+Added tokens that are not special are always matched.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import AbstractSet, Collection, Literal, Union
+
+import regex
 
 AllowedSpecial = Union[Literal["all"], AbstractSet[str]]
 DisallowedSpecial = Union[Literal["all"], Collection[str]]
@@ -72,3 +85,88 @@ def disallowed_error(token: str) -> ValueError:
         f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
         f"To disable this check for all special tokens, pass `disallowed_special=()`.\n"
     )
+
+
+@dataclass(frozen=True)
+class AddedToken:
+    content: str
+    id: int
+    special: bool = True
+    single_word: bool = False
+    lstrip: bool = False
+    rstrip: bool = False
+    normalized: bool = False
+
+    @property
+    def plain(self) -> bool:
+        """Matched exactly as written, in the text as given (tiktoken's kind of special token)."""
+        return self.special and not (self.single_word or self.lstrip or self.rstrip or self.normalized)
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "content": self.content, "single_word": self.single_word, "lstrip": self.lstrip,
+                "rstrip": self.rstrip, "normalized": self.normalized, "special": self.special}
+
+
+_ENDS_WITH_WORD = regex.compile(r"\w\Z")
+_STARTS_WITH_WORD = regex.compile(r"\w")  # used with match(text, pos)
+_SPACE_AT_END = regex.compile(r"\s*\Z")
+_SPACE_AT_START = regex.compile(r"\s*")
+
+
+class AddedVocabulary:
+    """Finds added tokens in text, as Hugging Face's AddedVocabulary does."""
+
+    # How many compiled matchers (one per set of allowed special tokens) are kept.
+    MAX_CACHED = 16
+
+    def __init__(self, tokens: list[AddedToken], normalize=None):
+        self.tokens = list(tokens)
+        self._normalize = normalize
+        self._by_content: dict[str, AddedToken] = {}
+        for t in self.tokens:
+            self._by_content.setdefault(t.content, t)
+        self._normalized_by_content: dict[str, AddedToken] = {}
+        for t in self.tokens:
+            if t.normalized:
+                key = normalize(t.content) if normalize is not None else t.content
+                if key:
+                    self._normalized_by_content.setdefault(key, t)
+        self._cache: dict = {}
+
+    def _matcher(self, normalized: bool, allowed: frozenset | str):
+        key = (normalized, allowed)
+        hit = self._cache.get(key)
+        if hit is None:
+            table = self._normalized_by_content if normalized else {t.content: t for t in self.tokens if not t.normalized}
+            keys = [k for k, t in table.items() if not t.special or allowed == "all" or t.content in allowed]
+            keys.sort(key=len, reverse=True)  # alternation is leftmost-first: longest first gives leftmost-longest
+            hit = (regex.compile("|".join(map(regex.escape, keys))) if keys else None, table)
+            if len(self._cache) >= self.MAX_CACHED:  # bounded; no lock (fork-safe): a race only compiles twice
+                self._cache.clear()
+            self._cache[key] = hit
+        return hit
+
+    def split(self, text: str, allowed, *, normalized: bool = False) -> list[tuple[str, int | None]]:
+        """[(text, None) or (token content, id)] covering the text, in order."""
+        pattern, table = self._matcher(normalized, allowed)
+        if pattern is None:
+            return [(text, None)] if text else []
+        out: list[tuple[str, int | None]] = []
+        start_offset = 0
+        for m in pattern.finditer(text):
+            start, stop = m.span()
+            tok = table[m.group()]
+            if tok.single_word:
+                if (start > 0 and _ENDS_WITH_WORD.search(text, 0, start)) or (stop < len(text) and _STARTS_WITH_WORD.match(text, stop)):
+                    continue
+            if tok.lstrip:
+                start = max(_SPACE_AT_END.search(text, 0, start).start(), start_offset)
+            if tok.rstrip:
+                stop = _SPACE_AT_START.match(text, stop).end()
+            if start_offset < start:
+                out.append((text[start_offset:start], None))
+            out.append((tok.content, tok.id))
+            start_offset = stop
+        if start_offset < len(text):
+            out.append((text[start_offset:], None))
+        return out

@@ -1,431 +1,693 @@
-"""Tokenizer: byte-level BPE behind the tiktoken API (encode / decode / batch / streaming).
+"""Tokenizer: the one tokenizer of every family, a pipeline of named stages.
 
-A Tokenizer is an optional Unicode normalization form, a split pattern, a vocabulary of mergeable
-tokens (bytes -> id), optional explicit merges, and special tokens. The heavy work runs in the
-native core (`tokenforge._core`), which gets everything once at construction and then only text
-in, ids out, with the GIL released.
+    text --(added tokens found)--> normalizer --> pre-tokenizer --> model --> post-processor --> ids
+    ids  --> tokens --> decoder --> text
 
-Two merge rules (see cpp/bpe.h): without explicit merges the ids are tiktoken ranks and any two
-adjacent parts whose concatenation is a token may merge; with explicit merges (Hugging Face,
-`merges.txt`) only listed pairs merge, in list order.
+    >>> tok = Tokenizer.from_ranks({bytes([i]): i for i in range(256)} | {b"ab": 256}, pattern="gpt2")
+    >>> tok.encode("abc")
+    [256, 99]
+
+The stages are Hugging Face's components (tokenforge.normalizers, pre_tokenizers, models,
+post_processors, decoders); added tokens follow HF's rules and special tokens tiktoken's policy
+(special.py). Every family answers the same methods: encode / encode_ordinary / encode_batch /
+encode_to_numpy / encode_with_offsets / decode / save / n_vocab / token_to_id / id_to_token.
+
+The heavy work runs native where a stage has a native form: byte-level BPE fused with its split
+pattern and special tokens into one call per text (models.ByteBPE, the tiktoken-style fast path),
+WordPiece and character BPE fused with their word splitter, SentencePiece's models with their
+normalizer. Any other combination runs stage by stage (Python between native model calls): same
+ids, slower.
+
+Two conventions differ by family and are set when a tokenizer is made, so that each keeps the
+behaviour of the library it mirrors: whether special tokens written in the text are matched
+(`allowed_special`: tiktoken-style tokenizers raise on them unless allowed, tokenizer.json files
+match them as Hugging Face does) and whether decode skips special tokens (`skip_special_tokens`).
 """
 
 from __future__ import annotations
 
 import functools
-import unicodedata
 from typing import AbstractSet, Collection, Iterable, Iterator, Literal, Mapping, Sequence
 
 import numpy as np
 
-from . import _core, patterns, regex_budget
-from .special import SpecialPolicy, disallowed_error
+from . import _core as _core_mod
+from . import decoders as _decoders
+from . import normalizers as _normalizers
+from . import post_processors as _post
+from . import pre_tokenizers as _pre
+from .models import ByteBPE, SentencePiece
+from .special import AddedToken, AddedVocabulary, SpecialPolicy, disallowed_error
+from .stage import UnknownTokenError, check_text, has_surrogates, replace_surrogates
 
 DEFAULT_THREADS = 8
 STREAM_BUFFER = 1 << 16  # characters buffered by encode_iterable before it looks for a cut
 
-# Unicode normalization forms a Tokenizer may apply to text before splitting (unicodedata's names).
+# Unicode normalization forms a byte-level Tokenizer may be given by name.
 NORMALIZATION_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 
+# Split patterns known to match every character: HF's Isolated and tiktoken's rule agree on them.
+_TOTAL_PATTERNS = frozenset()
 
-class UnknownTokenError(KeyError, ValueError):
-    """A token id or token that is not in the vocabulary (a KeyError and a ValueError)."""
+__all__ = ["Tokenizer", "UnknownTokenError", "WRITERS"]
 
-    def __str__(self) -> str:  # KeyError would show the repr of the message
-        return str(self.args[0]) if self.args else ""
+# Writers of the file formats, name -> function(tok, path). tokenforge.io and tokenforge.formats
+# register theirs when imported (tokenforge/__init__.py imports both): the pipeline never imports
+# the formats, which import it.
+WRITERS: dict = {}
+# tokenforge's own file, (to_dict, from_dict), registered by tokenforge.io: pickling uses it.
+OWN_FORMAT: dict = {}
+FORMAT_ALIASES = {"hf": "huggingface", "tokenizer.json": "huggingface", "vocab": "listing", "vocab.txt": "bert_vocab"}
+
+_NOT_GIVEN = object()
 
 
-def _replace_surrogates(text: str) -> str:
-    # Lone surrogates become U+FFFD and surrogate pairs their code point, as tiktoken does.
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+def _total_patterns() -> frozenset:
+    global _TOTAL_PATTERNS
+    if not _TOTAL_PATTERNS:
+        from . import patterns
+
+        _TOTAL_PATTERNS = frozenset({patterns.GPT2, patterns.GPT2_ORIGINAL, patterns.CL100K, patterns.O200K,
+                                     *(p for n, p in patterns.NAMED.items() if n in ("llama3",))})
+    return _TOTAL_PATTERNS
 
 
-def _check_text(text) -> None:
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
+def _byte_level_pattern(pre) -> str | None:
+    """The split pattern of a byte-level pre-tokenizer whose pieces are that pattern's matches:
+    ByteLevel(use_regex) alone, or [a splitter, ByteLevel(use_regex=False)]; else None."""
+    if isinstance(pre, _pre.Sequence):
+        steps = pre.pretokenizers
+        if len(steps) == 1:
+            return _byte_level_pattern(steps[0])
+        if (len(steps) == 2 and isinstance(steps[1], _pre.ByteLevel) and not steps[1].use_regex
+                and not steps[1].add_prefix_space and hasattr(steps[0], "tiktoken_pattern")):
+            return steps[0].tiktoken_pattern(_total_patterns())
+        return None
+    if isinstance(pre, _pre.ByteLevel):
+        return pre.tiktoken_pattern()
+    return None
 
 
 class Tokenizer:
-    """A byte-level BPE tokenizer.
+    """normalizer -> pre-tokenizer -> model -> post-processor, decoder back; added tokens around.
 
-    >>> tok = Tokenizer.from_ranks({bytes([i]): i for i in range(256)} | {b"ab": 256}, pattern="gpt2")
-    >>> tok.encode("abc")
-    [256, 99]
+    `Tokenizer(model, normalizer=..., pre_tokenizer=..., post_processor=..., decoder=...,
+    added_tokens=[AddedToken(...)] or special_tokens={text: id})`, or for byte-level BPE the
+    shorthand `Tokenizer(pattern=..., mergeable_ranks=..., special_tokens=..., merges=...)`.
     """
 
     def __init__(
         self,
+        model=None,
         *,
-        pattern: str,
-        mergeable_ranks: Mapping[bytes, int],
-        special_tokens: Mapping[str, int] | None = None,
+        normalizer=None,
+        pre_tokenizer=_NOT_GIVEN,
+        post_processor=None,
+        decoder=_NOT_GIVEN,
+        added_tokens: Sequence[AddedToken] = (),
+        special_tokens: Mapping[str, int] | Sequence[str] | None = None,
+        allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+        skip_special_tokens: bool = False,
+        pad_token: str | None = None,
+        name: str = "tokenizer",
+        pattern: str | None = None,
+        mergeable_ranks: Mapping[bytes, int] | None = None,
         merges: Sequence[tuple[bytes, bytes]] | None = None,
         ignore_merges: bool | None = None,
-        name: str = "tokenizer",
-        normalizer: str | None = None,
     ):
         self.name = name
-        if normalizer is not None and normalizer not in NORMALIZATION_FORMS:
-            raise ValueError(f"normalizer must be None or one of {', '.join(NORMALIZATION_FORMS)}, got {normalizer!r}")
-        self._normalizer = normalizer
-        self._pat_str = patterns.resolve(pattern)
-        self._mergeable_ranks = dict(mergeable_ranks)
-        self._special_tokens = dict(special_tokens or {})
-        self._merges = None if merges is None else [(bytes(a), bytes(b)) for a, b in merges]
-        # tiktoken's rule always emits a piece that is a token whole; with explicit merges that is
-        # Hugging Face's `ignore_merges` option, off unless asked for.
-        self._ignore_merges = merges is None if ignore_merges is None else bool(ignore_merges)
-        self._validate()
-        self._policy = SpecialPolicy(self._special_tokens)
-        core_args = (
-            [(i, b) for b, i in self._mergeable_ranks.items()],
-            self._merge_rules(),
-            self._ignore_merges,
-        )
-        specials = [(s.encode("utf-8"), self._special_tokens[s]) for s in self._policy.order]
-        try:
-            try:  # the native split engine, when the pattern is in its subset
-                self._core = _core.Encoder(*core_args, self._pat_str, specials)
-                self._splits_natively = True
-            except _core.UnsupportedPattern:  # `regex` splits, the core runs BPE
-                self._core = _core.Encoder(*core_args, None, specials)
-                self._splits_natively = False
-        except TypeError:
-            raise TypeError("mergeable_ranks must map bytes to int ids in [0, 2**32 - 1)") from None
-        # No locks: a fork while another thread held one would deadlock the child. Compiled regexes
-        # are built outside any lock (two threads may both compile; one result is kept).
-        self._split_regex = None
-        self._special_regexes: dict[bytes, object] = {}
-        # The number of the hand-written scanner that runs the pattern (0 GPT-2, 1 cl100k, 2 o200k), or
-        # -1: the safe cuts of streaming, training and sharding are proven for those patterns only.
-        scanner = _core.Pattern(self._pat_str).scanner if self._splits_natively else None
-        self._native_pattern = {"gpt2": 0, "cl100k": 1, "o200k": 2}.get(scanner, -1)
-        if not self._splits_natively:  # a file's bad pattern fails here, not at the first encode
-            import regex
-
+        if mergeable_ranks is not None or pattern is not None:  # the byte-level shorthand
+            if model is not None:
+                raise TypeError("give either a model or mergeable_ranks=/pattern=, not both")
+            if mergeable_ranks is None or pattern is None:
+                raise TypeError("a byte-level tokenizer needs both pattern= and mergeable_ranks=")
+            if normalizer is not None and isinstance(normalizer, str) and normalizer not in NORMALIZATION_FORMS:
+                raise ValueError(f"normalizer must be None or one of {', '.join(NORMALIZATION_FORMS)}, got {normalizer!r}")
             try:
-                self._split_regex = regex.compile(self._pat_str)
-            except regex.error as e:
-                raise ValueError(f"the split pattern {self._pat_str[:80]!r} does not compile: {e}") from None
+                model = ByteBPE(mergeable_ranks, merges, ignore_merges)
+            except TypeError as e:
+                raise TypeError(str(e) if "bool" in str(e) else "mergeable_ranks must map bytes to int ids in [0, 2**32 - 1)") from None
+            if pre_tokenizer is _NOT_GIVEN:
+                pre_tokenizer = _pre.Sequence([_pre.Regex(pattern), _pre.ByteLevel(use_regex=False)])
+        elif model is None:
+            raise TypeError("Tokenizer needs a model (or pattern= and mergeable_ranks= for byte-level BPE)")
+        self._model = model
+        self._normalizer = _normalizers.resolve(normalizer)
+        self._pre_tokenizer = _pre.resolve(None if pre_tokenizer is _NOT_GIVEN else pre_tokenizer)
+        self._decoder = model.default_decoder() if decoder is _NOT_GIVEN and hasattr(model, "default_decoder") else (
+            None if decoder is _NOT_GIVEN else decoder)
+        self._post = post_processor.bind(self._any_token_to_id) if post_processor is not None else None
+        self._added = self._added_tokens(added_tokens, special_tokens)
+        self._default_allowed = allowed_special
+        self._default_disallowed = disallowed_special
+        self.skip_special_tokens = bool(skip_special_tokens)
+        if pad_token is None:
+            pad_token = next((t for t in ("<pad>", "[PAD]") if self.token_to_id(t) is not None), None)
+        elif self.token_to_id(pad_token) is None:
+            raise ValueError(f"the pad token {pad_token!r} is not in the vocabulary")
+        self.pad_token = pad_token
+        self._plan()
 
     # ----------------------------------------------------------------------------------------------
     # Construction
 
     @classmethod
-    def from_ranks(
-        cls,
-        ranks: Mapping[bytes, int],
-        *,
-        pattern: str,
-        special_tokens: Mapping[str, int] | None = None,
-        name: str = "tokenizer",
-    ) -> "Tokenizer":
-        """A tokenizer from tiktoken-style ranks (token bytes -> rank, the rank is the id)."""
+    def from_ranks(cls, ranks: Mapping[bytes, int], *, pattern: str, special_tokens: Mapping[str, int] | None = None,
+                   name: str = "tokenizer") -> "Tokenizer":
+        """A byte-level tokenizer from tiktoken-style ranks (token bytes -> rank, the rank is the id)."""
         return cls(pattern=pattern, mergeable_ranks=ranks, special_tokens=special_tokens, name=name)
 
     @classmethod
-    def from_vocab_merges(
-        cls,
-        vocab: Mapping[int, bytes],
-        merges: Sequence[tuple[bytes, bytes]],
-        *,
-        special_tokens: Mapping[str, int] | None = None,
-        pattern: str = "gpt2",
-        ignore_merges: bool = False,
-        name: str = "tokenizer",
-    ) -> "Tokenizer":
-        """A tokenizer from a vocabulary (id -> bytes) and merges (byte pairs, in merge order).
+    def from_vocab_merges(cls, vocab: Mapping[int, bytes], merges: Sequence[tuple[bytes, bytes]], *,
+                          special_tokens: Mapping[str, int] | Sequence[str] | None = None, pattern: str = "gpt2",
+                          ignore_merges: bool = False, name: str = "tokenizer") -> "Tokenizer":
+        """A byte-level tokenizer from a vocabulary (id -> bytes) and merges (byte pairs, in merge order).
 
         Ids need not follow merge order (GPT-2's encoder.json permutes the 256 byte tokens). Entries
-        of `vocab` that are special tokens are taken as such.
+        of `vocab` that are special tokens are taken as such. `special_tokens` is a {text: id}
+        mapping, or a list of texts (as train_bpe takes): each gets its id from `vocab` if there,
+        else the next id after the largest.
         """
-        special_tokens = dict(special_tokens or {})
+        vocab = {int(i): bytes(b) for i, b in vocab.items()}
+        if special_tokens is None:
+            special_tokens = {}
+        elif not isinstance(special_tokens, Mapping):
+            if isinstance(special_tokens, (str, bytes)):
+                raise TypeError("special_tokens must be a {text: id} mapping or a list of texts, not a single str")
+            by_bytes = {b: i for i, b in vocab.items()}
+            top = max(vocab, default=-1)
+            mapping = {}
+            for s in special_tokens:
+                if not isinstance(s, str) or not s:
+                    raise TypeError(f"special tokens must be non-empty str, got {s!r}")
+                if s.encode("utf-8") in by_bytes:
+                    mapping[s] = by_bytes[s.encode("utf-8")]
+                else:
+                    top += 1
+                    mapping[s] = top
+            special_tokens = mapping
+        special_tokens = dict(special_tokens)
         special_bytes = {s.encode("utf-8") for s in special_tokens}
         ranks: dict[bytes, int] = {}
         for i, b in vocab.items():
-            b = bytes(b)
             if b in special_bytes:
                 continue
             if b in ranks:
                 raise ValueError(f"ids {ranks[b]} and {i} have the same bytes {b!r}")
-            ranks[b] = int(i)
-        return cls(
-            pattern=pattern,
-            mergeable_ranks=ranks,
-            special_tokens=special_tokens,
-            merges=list(merges),
-            ignore_merges=ignore_merges,
-            name=name,
-        )
+            ranks[b] = i
+        return cls(pattern=pattern, mergeable_ranks=ranks, special_tokens=special_tokens, merges=list(merges),
+                   ignore_merges=ignore_merges, name=name)
 
-    def _validate(self) -> None:
-        # Types and id ranges of mergeable tokens are checked by the native constructor's
-        # conversion (TypeError / OverflowError, rephrased in __init__); here the rest.
-        if any(isinstance(i, bool) for i in self._mergeable_ranks.values()):  # an int to the native conversion
-            raise TypeError("mergeable_ranks must map bytes to int ids in [0, 2**32 - 1), not bool")
-        top = max(self._mergeable_ranks.values(), default=0)
-        if isinstance(top, int) and top >= 2**32 - 1:  # 2**32 - 1 marks "no token" in the native core
-            raise ValueError(f"mergeable token ids must be below 2**32 - 1, got {top}")
-        if len(set(self._mergeable_ranks.values())) != len(self._mergeable_ranks):
-            raise ValueError("two mergeable tokens have the same id")
-        for s, i in self._special_tokens.items():
-            if not isinstance(s, str) or not s:
-                raise TypeError(f"special tokens must be non-empty str, got {s!r}")
-            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32 - 1:
-                raise ValueError(f"special token {s!r} has an invalid id {i!r}")
-        # Two special tokens may share an id (tiktoken's o200k_harmony does); decoding gives the
-        # first one.
+    def _added_tokens(self, added_tokens, special_tokens) -> list[AddedToken]:
+        tokens = [t if isinstance(t, AddedToken) else AddedToken(**t) for t in added_tokens]
+        if special_tokens is not None:
+            if not isinstance(special_tokens, Mapping):  # a list of texts: their ids are the model's
+                ids = {}
+                for s in special_tokens:
+                    i = self._model.token_to_id(s) if isinstance(s, str) else None
+                    if i is None:
+                        raise ValueError(f"the special token {s!r} is not in the vocabulary (give {{text: id}})")
+                    ids[s] = i
+                special_tokens = ids
+            for s, i in special_tokens.items():
+                if not isinstance(s, str) or not s:
+                    raise TypeError(f"special tokens must be non-empty str, got {s!r}")
+                if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32 - 1:
+                    raise ValueError(f"special token {s!r} has an invalid id {i!r}")
+                tokens.append(AddedToken(s, i, special=True))
+        seen: dict[str, int] = {}
+        for t in tokens:
+            if not isinstance(t.content, str) or not t.content:
+                raise TypeError(f"added tokens must be non-empty str, got {t.content!r}")
+            if t.content in seen:
+                raise ValueError(f"the added token {t.content!r} appears twice")
+            seen[t.content] = t.id
+        # Two special tokens may share an id (tiktoken's o200k_harmony does); decoding gives the first.
+        return tokens
 
-    def _merge_rules(self) -> list[tuple[int, int, int]]:
-        if self._merges is None:
-            return []
-        ranks = self._mergeable_ranks
-        rules = []
-        for n, (a, b) in enumerate(self._merges):
-            try:
-                rules.append((ranks[a], ranks[b], ranks[a + b]))
-            except KeyError:
-                missing = next(x for x in (a, b, a + b) if x not in ranks)
-                raise ValueError(f"merge {n} ({a!r}, {b!r}) uses {missing!r}, which is not in the vocabulary") from None
-        return rules
+    def _plan(self) -> None:
+        """Decides, once, how encode runs: which stages fuse into one native call."""
+        model, pre = self._model, self._pre_tokenizer
+        self._specials = {t.content: t.id for t in self._added if t.special}
+        self._policy = SpecialPolicy(self._specials)
+        self._added_vocab = AddedVocabulary(self._added, self._normalize_or_none())
+        self._added_by_id: dict[int, AddedToken] = {}
+        for t in self._added:
+            self._added_by_id.setdefault(t.id, t)
+        self._only_plain = all(t.plain for t in self._added)
+        self._engine, self._engine_splits = None, False
+        if isinstance(model, ByteBPE):
+            pattern = _byte_level_pattern(pre)
+            if pattern is not None:
+                from .pre_tokenizers.matcher import compile_split
+
+                extra = [(t.content, t.id) for t in self._added if model.token_bytes(t.id) is None or t.special]
+                self._engine, self._engine_splits = model.encoder(pattern, [(s, i) for s, i in extra])
+                self._pattern = pattern
+                self._matcher = None if self._engine_splits else compile_split(pattern)
+        # The whole of encode in one native call: byte-level engine with its pattern, plain
+        # special tokens only, no normalizer.
+        self._fast = self._engine is not None and self._engine_splits and self._only_plain and self._normalizer is None
+        # Text without special tokens (encode_ordinary, count_tokens) runs in the engine alone when
+        # no added token is matched in ordinary text (special ones never are; plain ones always).
+        self._ordinary_fast = self._fast and all(t.special for t in self._added)
+        self._fused_words = getattr(pre, "native", None) is not None and hasattr(model, "encode_text") and \
+            hasattr(model, "_native") and not isinstance(model, (ByteBPE, SentencePiece))
+
+    def _normalize_or_none(self):
+        return None if self._normalizer is None else self._normalizer.normalize
+
+    def _any_token_to_id(self, token: str) -> int | None:
+        i = self._model.token_to_id(token)
+        if i is None:
+            for t in getattr(self, "_added", ()):
+                if t.content == token:
+                    return t.id
+        return i
+
+    # -- the stages, readable and replaceable --------------------------------------------------------
+    @property
+    def model(self):
+        return self._model
+
+    @property
+    def normalizer(self):
+        return self._normalizer
+
+    @normalizer.setter
+    def normalizer(self, value):
+        self._normalizer = _normalizers.resolve(value)
+        self._plan()
+
+    @property
+    def pre_tokenizer(self):
+        return self._pre_tokenizer
+
+    @pre_tokenizer.setter
+    def pre_tokenizer(self, value):
+        self._pre_tokenizer = _pre.resolve(value)
+        self._plan()
+
+    @property
+    def post_processor(self):
+        return self._post
+
+    @post_processor.setter
+    def post_processor(self, value):
+        self._post = value.bind(self._any_token_to_id) if value is not None else None
+
+    @property
+    def decoder(self):
+        return self._decoder
+
+    @decoder.setter
+    def decoder(self, value):
+        self._decoder = value
+
+    # What the applications' fast paths look at (dataset.py): the fused native engine, and the
+    # number of its hand-written scanner (-1: none, or a normalizer or added tokens in the way).
+    @property
+    def _core(self):
+        return self._engine
+
+    @property
+    def _splits_natively(self) -> bool:
+        # The engine splits with the pattern itself (else `regex` splits and the engine runs BPE).
+        return self._engine is not None and self._engine_splits
+
+    @property
+    def _native_pattern(self) -> int:
+        # The safe cuts of streaming, training and sharding (cpp/pretokenize.h) are proven for the
+        # hand-written scanners only: 0 GPT-2, 1 cl100k, 2 o200k, else -1.
+        if not self._fast or self._pattern is None:
+            return -1
+        try:
+            scanner = _core_mod.Pattern(self._pattern).scanner
+        except _core_mod.UnsupportedPattern:
+            return -1
+        return {"gpt2": 0, "cl100k": 1, "o200k": 2}.get(scanner, -1)
+
+    # tiktoken's private names, which code written for tiktoken.Encoding reads.
+    @property
+    def _mergeable_ranks(self) -> dict:
+        return self._model.ranks
+
+    @property
+    def _special_tokens(self) -> dict:
+        return dict(self._specials)
+
+    @property
+    def _pat_str(self) -> str | None:
+        return self.pattern
+
+    @property
+    def added_tokens(self) -> list[AddedToken]:
+        return list(self._added)
 
     # ----------------------------------------------------------------------------------------------
     # Encoding
 
+    def normalize(self, text: str) -> str:
+        check_text(text)
+        return self._normalizer.normalize(text) if self._normalizer is not None else text
+
+    def pre_tokenize(self, text: str) -> list[str]:
+        """The pieces (words) the model sees: normalized, then split."""
+        return [p for p, _, _ in self._pre_tokenizer.pieces(self.normalize(_clean(text)))]
+
     def encode_ordinary(self, text: str) -> list[int]:
-        """Encodes text, treating special tokens as ordinary text.
+        """Encodes text, treating special tokens as ordinary text (no post-processor tokens).
 
         >>> enc.encode_ordinary("hello world")  # doctest: +SKIP
         [15339, 1917]
         """
-        _check_text(text)
-        return self._encode(text, b"")
+        check_text(text)
+        if self._ordinary_fast:
+            return self._engine_call(self._engine.encode, text, b"")
+        return self._encode(text, frozenset(), b"")
 
-    def encode(
-        self,
-        text: str,
-        *,
-        allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
-        disallowed_special: Literal["all"] | Collection[str] = "all",
-    ) -> list[int]:
-        """Encodes text; special tokens follow tiktoken's allowed/disallowed policy.
+    def encode(self, text: str, *, add_special_tokens: bool = True,
+               allowed_special: Literal["all"] | AbstractSet[str] | None = None,
+               disallowed_special: Literal["all"] | Collection[str] | None = None) -> list[int]:
+        """Encodes text: added tokens found as the tokenizer's rules say (special tokens: allowed
+        ones become their ids, disallowed ones raise ValueError, tiktoken's policy; the defaults
+        are the tokenizer's), the post-processor's special tokens added unless
+        add_special_tokens=False."""
+        check_text(text)
+        allowed, mask, text = self._resolve_special(text, allowed_special, disallowed_special)
+        if self._fast:
+            ids = self._engine_call(self._engine.encode, text, mask)
+        else:
+            ids = self._encode(text, allowed, mask)
+        if add_special_tokens and self._post is not None:
+            ids = self._post.process(ids)
+        return ids
 
-        A disallowed special token in the text raises ValueError; by default all are disallowed.
-        """
-        _check_text(text)
-        allowed, disallowed = self._policy.masks(allowed_special, disallowed_special)
-        text = self._check_disallowed(text, disallowed)
-        return self._encode(text, allowed)
+    def __call__(self, text: str, **kwargs) -> list[int]:
+        return self.encode(text, **kwargs)
 
-    def encode_to_numpy(
-        self,
-        text: str,
-        *,
-        allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
-        disallowed_special: Literal["all"] | Collection[str] = "all",
-    ) -> np.ndarray:
-        """Like encode, as a numpy uint32 array."""
-        _check_text(text)
-        allowed, disallowed = self._policy.masks(allowed_special, disallowed_special)
-        text = self._check_disallowed(text, disallowed)
-        if not self._splits_natively or self._normalizer is not None:
-            return np.asarray(self._encode(text, allowed), dtype=np.uint32)
+    def _resolve_special(self, text, allowed_special, disallowed_special):
+        """(allowed set or "all", native allowed mask, text) after the disallowed check."""
+        if allowed_special is None:
+            allowed_special = self._default_allowed
+        if disallowed_special is None:
+            disallowed_special = self._default_disallowed
+        mask, disallowed = self._policy.masks(allowed_special, disallowed_special)
+        if disallowed:
+            text = self._check_disallowed(text, disallowed)
+        allowed = "all" if allowed_special == "all" else frozenset(allowed_special) & self._policy_all
+        return allowed, mask, text
+
+    @functools.cached_property
+    def _policy_all(self) -> frozenset:
+        return frozenset(self._specials)
+
+    def _check_disallowed(self, text: str, disallowed: bytes) -> str:
+        if self._engine is not None:
+            try:
+                index = self._engine.find_special(text, disallowed)
+            except UnicodeEncodeError:
+                text = replace_surrogates(text)
+                index = self._engine.find_special(text, disallowed)
+            if index >= 0:
+                raise disallowed_error(self._policy.token_at(index))
+            return text
+        for tok, flag in zip(self._policy.order, disallowed):
+            if flag and tok in text:
+                first = min((t for t, f in zip(self._policy.order, disallowed) if f and t in text), key=text.index)
+                raise disallowed_error(first)
+        return text
+
+    @staticmethod
+    def _engine_call(fn, text, *args):
         try:
-            return self._core.encode_to_numpy(text, allowed)
+            return fn(text, *args)
         except UnicodeEncodeError:
-            return self._core.encode_to_numpy(_replace_surrogates(text), allowed)
+            return fn(replace_surrogates(text), *args)
 
-    def encode_batch(
-        self,
-        text: Sequence[str],
-        *,
-        num_threads: int = DEFAULT_THREADS,
-        allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
-        disallowed_special: Literal["all"] | Collection[str] = "all",
-    ) -> list[list[int]]:
-        """Encodes many texts in parallel native threads; equal to [encode(t) for t in text]."""
-        texts = self._check_batch(text)
-        allowed, disallowed = self._policy.masks(allowed_special, disallowed_special)
-        texts = [self._check_disallowed(t, disallowed) for t in texts] if disallowed else texts
-        return self._encode_many(texts, allowed, num_threads)
+    def _encode(self, text: str, allowed, mask: bytes) -> list[int]:
+        """The stage-by-stage path: added tokens, then each stretch of text between them."""
+        if has_surrogates(text):
+            text = replace_surrogates(text)
+        ids: list[int] = []
+        at_start = True
+        for part, token_id in self._added_vocab.split(text, allowed):
+            if token_id is not None:
+                ids.append(token_id)
+                at_start = False
+                continue
+            norm = self._normalizer.normalize(part) if self._normalizer is not None else part
+            for sub, sub_id in self._added_vocab.split(norm, allowed, normalized=True):
+                if sub_id is not None:
+                    ids.append(sub_id)
+                else:
+                    ids += self._encode_stretch(sub, at_start)
+                at_start = False
+        return ids
+
+    def _encode_stretch(self, text: str, at_start: bool) -> list[int]:
+        """Normalized text without added tokens -> ids (pre-tokenizer and model)."""
+        if not text:
+            return []
+        model = self._model
+        if self._engine is not None:  # byte-level BPE with a known pattern
+            if self._engine_splits:
+                return self._engine.encode(text, b"")
+            return self._engine.encode_pieces([text[s:e].encode("utf-8") for s, e in self._matcher.spans(text)])
+        if isinstance(model, SentencePiece) and isinstance(self._pre_tokenizer, _pre.NoPreTokenizer):
+            return model.encode_text(text)
+        if self._fused_words:
+            return model.encode_text(text, self._pre_tokenizer.native)
+        pieces = self._pre_tokenizer.pieces(text, at_start)
+        return model.encode_pieces([p for p, _, _ in pieces]) if hasattr(model, "encode_pieces") else \
+            model.encode_words([p for p, _, _ in pieces])
+
+    def encode_to_numpy(self, text: str, *, allowed_special=None, disallowed_special=None,
+                        add_special_tokens: bool = True) -> np.ndarray:
+        """Like encode, as a numpy uint32 array."""
+        check_text(text)
+        if self._fast and self._post is None:
+            allowed, mask, text = self._resolve_special(text, allowed_special, disallowed_special)
+            return self._engine_call(self._engine.encode_to_numpy, text, mask)
+        return np.asarray(self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special,
+                                      add_special_tokens=add_special_tokens), dtype=np.uint32)
+
+    def encode_batch(self, text: Sequence[str], *, num_threads: int = DEFAULT_THREADS, allowed_special=None,
+                     disallowed_special=None, add_special_tokens: bool = True, padding=False, truncation: bool = False,
+                     max_length: int | None = None):
+        """Encodes many texts in parallel native threads; equal to [encode(t) for t in text].
+
+        With padding=True / "longest" / "max_length" or truncation=True: a BatchEncoding of numpy
+        int64 arrays (ids, attention_mask), rows padded on the right with the pad token; truncation
+        cuts each text's ids so that, with the post-processor's tokens, a row has at most max_length.
+        """
+        texts = _check_batch(text)
+        if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
+            raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
+        if self._fast:
+            allowed, mask, _ = self._resolve_special("", allowed_special, disallowed_special)
+            disallowed = self._policy.masks(self._default_allowed if allowed_special is None else allowed_special,
+                                            self._default_disallowed if disallowed_special is None else disallowed_special)[1]
+            if disallowed:
+                texts = [self._check_disallowed(t, disallowed) for t in texts]
+            try:
+                rows = self._engine.encode_batch(texts, mask, num_threads)
+            except UnicodeEncodeError:
+                rows = self._engine.encode_batch([replace_surrogates(t) for t in texts], mask, num_threads)
+        elif self._native_batch_ok(allowed_special):
+            rows = self._model_batch(texts, num_threads)
+        else:
+            rows = [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special,
+                                add_special_tokens=False) for t in texts]
+        return self._finish_batch(rows, add_special_tokens, padding, truncation, max_length)
+
+    def _native_batch_ok(self, allowed_special) -> bool:
+        """True when no added token can appear (none matchable) and the model batches natively."""
+        allowed = self._default_allowed if allowed_special is None else allowed_special
+        matchable = [t for t in self._added if not t.special or allowed == "all" or t.content in allowed]
+        return not matchable and (self._fused_words or (isinstance(self._model, SentencePiece)
+                                                        and isinstance(self._pre_tokenizer, _pre.NoPreTokenizer)))
+
+    def _model_batch(self, texts: list[str], num_threads: int) -> list[list[int]]:
+        if self._normalizer is not None:
+            texts = [self._normalizer.normalize(replace_surrogates(t) if has_surrogates(t) else t) for t in texts]
+        if isinstance(self._model, SentencePiece):
+            return self._model.encode_texts(texts, num_threads)
+        try:
+            return self._model.encode_texts(texts, self._pre_tokenizer.native, num_threads)
+        except UnicodeEncodeError:
+            return self._model.encode_texts([replace_surrogates(t) for t in texts], self._pre_tokenizer.native, num_threads)
+
+    def _finish_batch(self, rows, add_special_tokens, padding, truncation, max_length):
+        post = self._post if add_special_tokens else None
+        if truncation:
+            if max_length is None:
+                raise ValueError("truncation needs max_length")
+            room = max_length - (post.num_added() if post is not None else 0)
+            if room < 0:
+                raise ValueError(f"max_length={max_length} is shorter than the template's special tokens")
+            rows = [r[:room] for r in rows]
+        if post is not None:
+            rows = [post.process(r) for r in rows]
+        if padding in (False, None, "do_not_pad") and not truncation:
+            return rows
+        if max_length is not None and padding in (True, "longest") and any(len(r) > max_length for r in rows):
+            raise ValueError("a row is longer than max_length: pass truncation=True")
+        pad_id = None if self.pad_token is None else self.token_to_id(self.pad_token)
+        return _post.pad_batch(rows, pad_id=pad_id, padding=padding, max_length=max_length)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = DEFAULT_THREADS) -> list[list[int]]:
         """Encodes many texts in parallel, treating special tokens as ordinary text."""
-        return self._encode_many(self._check_batch(text), b"", num_threads)
+        texts = _check_batch(text)
+        if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
+            raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
+        if self._ordinary_fast:
+            try:
+                return self._engine.encode_batch(texts, b"", num_threads)
+            except UnicodeEncodeError:
+                return self._engine.encode_batch([replace_surrogates(t) for t in texts], b"", num_threads)
+        return [self.encode_ordinary(t) for t in texts]
 
     def count_tokens(self, text: str) -> int:
-        """len(encode_ordinary(text)), without building the list of ids."""
-        _check_text(text)
-        if not self._splits_natively or self._normalizer is not None:
-            return len(self._encode(text, b""))
-        try:
-            return self._core.count(text, b"")
-        except UnicodeEncodeError:
-            return self._core.count(_replace_surrogates(text), b"")
+        """len(encode_ordinary(text)), without building the list of ids where it can."""
+        check_text(text)
+        if self._ordinary_fast:
+            return self._engine_call(self._engine.count, text, b"")
+        return len(self.encode_ordinary(text))
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of a text that is exactly one token (mergeable or special); KeyError otherwise."""
-        b = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
-        if b in self._mergeable_ranks:
-            return self._mergeable_ranks[b]
-        special = self._special_by_bytes.get(b)
-        if special is None:
-            raise UnknownTokenError(f"{text_or_bytes!r} is not a single token")
-        return special
+        if isinstance(text_or_bytes, (bytes, bytearray)) and isinstance(self._model, ByteBPE):
+            i = self._model.ranks.get(bytes(text_or_bytes))
+            if i is not None:
+                return i
+            text = bytes(text_or_bytes).decode("utf-8", "replace")
+        else:
+            text = text_or_bytes.decode("utf-8", "replace") if isinstance(text_or_bytes, (bytes, bytearray)) else text_or_bytes
+            if isinstance(self._model, ByteBPE):
+                i = self._model.ranks.get(text.encode("utf-8"))
+                if i is not None:
+                    return i
+            else:
+                i = self._model.token_to_id(text)
+                if i is not None:
+                    return i
+        for t in self._added:
+            if t.content == text:
+                return t.id
+        raise UnknownTokenError(f"{text_or_bytes!r} is not a single token")
 
-    def encode_iterable(
-        self,
-        iterable: Iterable[str],
-        *,
-        allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
-        disallowed_special: Literal["all"] | Collection[str] = "all",
-    ) -> Iterator[int]:
+    def encode_reference(self, text: str, *, add_special_tokens: bool = True) -> list[int]:
+        """encode through the readable definitions: the regex pre-tokenizer and the model's
+        pure-Python rule (the oracle of the native code; no added tokens)."""
+        text = self.normalize(_clean(text))
+        words = self._pre_tokenizer.split_reference(text)
+        model = self._model
+        ids = model.encode_words_reference(words) if hasattr(model, "encode_words_reference") else model.encode_pieces(words)
+        if add_special_tokens and self._post is not None:
+            ids = self._post.process(ids)
+        return ids
+
+    def tokenize(self, text: str) -> list[str]:
+        """The token texts of text (without the post-processor's tokens)."""
+        return [self.id_to_token(i) for i in self.encode(text, add_special_tokens=False)]
+
+    def encode_with_offsets(self, text: str, **kwargs) -> tuple[list[int], list[tuple[int, int]]]:
+        """The ids (without post-processor tokens) and, for each, the (start, end) character span of
+        the text it came from. A token inside a character (a byte of it) gets that character's span.
+        ValueError where the normalizer changed the text (tokenforge keeps no alignment through
+        normalizers)."""
+        from .offsets import encode_with_offsets
+
+        return encode_with_offsets(self, text, **kwargs)
+
+    def encode_iterable(self, iterable: Iterable[str], *, allowed_special=None, disallowed_special=None) -> Iterator[int]:
         """Yields the ids of the concatenation of `iterable` lazily (a file handle, a generator).
 
         Text is buffered only up to the last place where a piece boundary is certain (see
         streaming.safe_cut), so memory stays bounded by the longest stretch without one, and the
-        ids are exactly those of encoding the whole concatenation.
+        ids are exactly those of encoding the whole concatenation. Byte-level tokenizers only.
         """
         from .streaming import safe_cut
 
+        if self._engine is None:
+            raise ValueError("encode_iterable needs a byte-level tokenizer with a split pattern")
+        kw = dict(allowed_special=allowed_special, disallowed_special=disallowed_special, add_special_tokens=False)
         parts: list[str] = []
         size, next_check = 0, STREAM_BUFFER
         for chunk in iterable:
-            _check_text(chunk)
+            check_text(chunk)
             parts.append(chunk)
             size += len(chunk)
             if size < next_check:
                 continue
             buffer = "".join(parts)
-            cut = safe_cut(buffer, self._special_tokens)
+            cut = safe_cut(buffer, self._specials)
             if cut > 0:
-                yield from self.encode(buffer[:cut], allowed_special=allowed_special, disallowed_special=disallowed_special)
+                yield from self.encode(buffer[:cut], **kw)
                 buffer = buffer[cut:]
             parts, size = [buffer], len(buffer)
             # Without a cut, wait for the buffer to double: the search stays linear overall.
             next_check = size + STREAM_BUFFER if cut > 0 else 2 * size
         buffer = "".join(parts)
         if buffer:
-            yield from self.encode(buffer, allowed_special=allowed_special, disallowed_special=disallowed_special)
-
-    def _check_batch(self, text) -> list[str]:
-        if isinstance(text, str):
-            raise TypeError("encode_batch takes a list of str, not a str")
-        texts = list(text)
-        for t in texts:
-            _check_text(t)
-        return texts
-
-    def _check_disallowed(self, text: str, disallowed: bytes) -> str:
-        if not disallowed:
-            return text
-        try:
-            index = self._core.find_special(text, disallowed)
-        except UnicodeEncodeError:
-            text = _replace_surrogates(text)
-            index = self._core.find_special(text, disallowed)
-        if index >= 0:
-            raise disallowed_error(self._policy.token_at(index))
-        return text
-
-    def _encode(self, text: str, allowed: bytes) -> list[int]:
-        if self._normalizer is not None:
-            return self._encode_normalized(text, allowed)
-        return self._encode_normal(text, allowed)
-
-    def _encode_normalized(self, text: str, allowed: bytes) -> list[int]:
-        """Special tokens are found in the text as given; the text between them is normalized
-        (as Hugging Face tokenizers does for added tokens that are not `normalized`)."""
-        normalize = functools.partial(unicodedata.normalize, self._normalizer)
-        special_re = self._regexes(allowed)[1] if any(allowed) else None
-        if special_re is None:
-            return self._encode_normal(normalize(text), b"")
-        ids: list[int] = []
-        start = 0
-        for m in special_re.finditer(text):
-            ids += self._encode_normal(normalize(text[start : m.start()]), b"")
-            ids.append(self._special_tokens[m.group()])
-            start = m.end()
-        return ids + self._encode_normal(normalize(text[start:]), b"")
-
-    def _encode_normal(self, text: str, allowed: bytes) -> list[int]:
-        if not self._splits_natively:
-            return self._encode_with_regex(text, allowed)
-        try:
-            return self._core.encode(text, allowed)
-        except UnicodeEncodeError:
-            return self._core.encode(_replace_surrogates(text), allowed)
-
-    def _encode_many(self, texts: list[str], allowed: bytes, num_threads: int) -> list[list[int]]:
-        if not isinstance(num_threads, int) or num_threads < 1:
-            raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
-        if self._normalizer is not None:
-            if any(allowed):
-                return [self._encode_normalized(t, allowed) for t in texts]
-            texts = [unicodedata.normalize(self._normalizer, t) for t in texts]
-        if not self._splits_natively:
-            return [self._encode_with_regex(t, allowed) for t in texts]
-        try:
-            return self._core.encode_batch(texts, allowed, num_threads)
-        except UnicodeEncodeError:
-            return self._core.encode_batch([_replace_surrogates(t) for t in texts], allowed, num_threads)
-
-    def _encode_with_regex(self, text: str, allowed: bytes) -> list[int]:
-        """The path for custom split patterns: `regex` splits, the native core runs BPE."""
-        split, special_re = self._regexes(allowed)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = _replace_surrogates(text)
-        ids: list[int] = []
-        start = 0
-        if special_re is not None:
-            for m in special_re.finditer(text):
-                pieces = [p.group().encode("utf-8") for p in regex_budget.finditer(split, text, start, m.start())]
-                ids += self._core.encode_pieces(pieces)
-                ids.append(self._special_tokens[m.group()])
-                start = m.end()
-        # finditer, not findall: with capture groups in the pattern, findall gives the groups (tuples,
-        # or only part of each piece), not the pieces.
-        ids += self._core.encode_pieces([p.group().encode("utf-8") for p in regex_budget.finditer(split, text[start:])])
-        return ids
-
-    # How many compiled special-token regexes (one per distinct set of allowed special tokens) a
-    # tokenizer keeps; the oldest goes first.
-    _MAX_SPECIAL_REGEXES = 16
-
-    def _regexes(self, allowed: bytes):
-        import regex
-
-        split = self._split_regex
-        if split is None:
-            split = self._split_regex = regex.compile(self._pat_str)
-        cache = self._special_regexes
-        special_re = cache.get(allowed, False)
-        if special_re is False:
-            toks = sorted((t for t, m in zip(self._policy.order, allowed) if m), key=len, reverse=True)
-            special_re = regex.compile("|".join(map(regex.escape, toks))) if toks else None
-            while len(cache) >= self._MAX_SPECIAL_REGEXES:
-                try:
-                    del cache[next(iter(cache))]
-                except (KeyError, RuntimeError, StopIteration):  # another thread changed it meanwhile
-                    break
-            cache[allowed] = special_re
-        return split, special_re
+            yield from self.encode(buffer, **kw)
 
     # ----------------------------------------------------------------------------------------------
     # Decoding
 
+    def _token_text(self, i) -> str:
+        t = self._added_by_id.get(i) if isinstance(i, int) else None
+        if t is not None:
+            return t.content
+        s = self._model.id_to_token(i) if isinstance(i, int) and not isinstance(i, bool) else None
+        if s is None:
+            raise UnknownTokenError(f"invalid token id {i!r} (not in the vocabulary)")
+        return s
+
+    def _skip(self, ids, skip_special_tokens) -> list[int]:
+        if hasattr(ids, "tolist"):
+            ids = ids.tolist()
+        ids = list(ids)
+        skip = self.skip_special_tokens if skip_special_tokens is None else skip_special_tokens
+        if skip:
+            special = self._special_ids
+            ids = [i for i in ids if i not in special]
+        return ids
+
+    def decode(self, tokens: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool | None = None) -> str:
+        """The text of ids (the decoder's rule). Special tokens are left out if skip_special_tokens
+        (default: the tokenizer's). Byte-level tokenizers: invalid UTF-8 is replaced unless
+        errors="strict"."""
+        ids = self._skip(tokens, skip_special_tokens)
+        if self._byte_decoding():
+            return self.decode_bytes(ids).decode("utf-8", errors=errors)
+        words = [self._token_text(i) for i in ids]
+        if self._decoder is None:
+            return " ".join(words)
+        return self._decoder.decode(words)
+
+    def _byte_decoding(self) -> bool:
+        return isinstance(self._model, ByteBPE) and isinstance(self._decoder, _decoders.ByteLevel)
+
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         """The bytes of a sequence of ids. An unknown id raises ValueError naming it."""
-        try:
-            return self._core.decode_bytes(tokens)
-        except ValueError as e:
-            raise UnknownTokenError(str(e)) from None
+        if hasattr(tokens, "tolist"):
+            tokens = tokens.tolist()
+        if isinstance(self._model, ByteBPE):
+            engine = self._engine or self._decode_engine
+            try:
+                return engine.decode_bytes(tokens)
+            except ValueError as e:
+                raise UnknownTokenError(str(e)) from None
+            except TypeError:
+                raise TypeError("ids must be a sequence of int") from None
+        return b"".join(self.decode_tokens_bytes(tokens))
 
-    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
-        """The text of a sequence of ids; invalid UTF-8 is replaced unless errors="strict"."""
-        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+    @functools.cached_property
+    def _decode_engine(self):
+        return self._model.encoder(None, [(t.content, t.id) for t in self._added])[0]
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one id."""
@@ -433,10 +695,25 @@ class Tokenizer:
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
         """The bytes of each id."""
-        try:
-            return self._core.decode_tokens_bytes(tokens)
-        except ValueError as e:
-            raise UnknownTokenError(str(e)) from None
+        if isinstance(self._model, ByteBPE):
+            engine = self._engine or self._decode_engine
+            try:
+                return engine.decode_tokens_bytes(tokens)
+            except ValueError as e:
+                raise UnknownTokenError(str(e)) from None
+        out = []
+        for i in tokens:
+            t = self._added_by_id.get(i)
+            if t is not None:
+                out.append(t.content.encode("utf-8"))
+                continue
+            b = self._model.token_bytes(i) if hasattr(self._model, "token_bytes") else None
+            if b is None:
+                b = self.decode([i], skip_special_tokens=False).encode("utf-8") if self._model.id_to_token(i) is not None else None
+            if b is None:
+                raise UnknownTokenError(f"invalid token id {i!r} (not in the vocabulary)")
+            out.append(b)
+        return out
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """The text and, for each token, the index of the character where it starts.
@@ -447,29 +724,64 @@ class Tokenizer:
         text_len = 0
         offsets = []
         for token in token_bytes:
-            offsets.append(max(0, text_len - (0x80 <= token[0] < 0xC0)))
+            offsets.append(max(0, text_len - (bool(token) and 0x80 <= token[0] < 0xC0)))
             text_len += sum(1 for c in token if not 0x80 <= c < 0xC0)
         text = b"".join(token_bytes).decode("utf-8", errors="strict")
         return text, offsets
 
-    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = DEFAULT_THREADS) -> list[str]:
+    def decode_batch(self, batch, *, errors: str = "replace", num_threads: int = DEFAULT_THREADS,
+                     skip_special_tokens: bool | None = None) -> list[str]:
         """Decodes many sequences of ids."""
-        return [self.decode(tokens, errors=errors) for tokens in batch]
+        return [self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens) for ids in batch]
 
-    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = DEFAULT_THREADS) -> list[bytes]:
+    def decode_bytes_batch(self, batch, *, num_threads: int = DEFAULT_THREADS) -> list[bytes]:
         """Decodes many sequences of ids to bytes."""
-        return [self.decode_bytes(tokens) for tokens in batch]
+        return [self.decode_bytes(ids) for ids in batch]
 
     # ----------------------------------------------------------------------------------------------
     # Vocabulary
 
-    @functools.cached_property
-    def _special_by_bytes(self) -> dict[bytes, int]:
-        return {s.encode("utf-8"): i for s, i in self._special_tokens.items()}
+    def token_to_id(self, token: str) -> int | None:
+        """The id of a token as the vocabulary spells it (byte-level: GPT-2's characters), or of an
+        added token; None if there is none."""
+        i = self._model.token_to_id(token)
+        if i is None:
+            for t in self._added:
+                if t.content == token:
+                    return t.id
+        return i
+
+    def id_to_token(self, i: int) -> str | None:
+        t = self._added_by_id.get(i)
+        if t is not None and (self._model.id_to_token(i) is None or t.special):
+            return t.content
+        return self._model.id_to_token(i)
+
+    def get_vocab(self) -> dict[str, int]:
+        """Every token (as the vocabulary spells it) -> id, added tokens included (HF's get_vocab)."""
+        v = dict(self._model.vocab)
+        for t in self._added:
+            v.setdefault(t.content, t.id)
+        return v
+
+    @property
+    def vocab(self):
+        """Byte-level tokenizers: every id -> its bytes, special tokens included (tiktoken style).
+        Others: every token -> id (as get_vocab)."""
+        if isinstance(self._model, ByteBPE):
+            vocab = {i: b for b, i in self._model.ranks.items()}
+            vocab.update((t.id, t.content.encode("utf-8")) for t in self._added if t.id not in vocab)
+            return dict(sorted(vocab.items()))
+        return self.get_vocab()
 
     @functools.cached_property
+    def _special_ids(self) -> frozenset:
+        return frozenset(t.id for t in self._added if t.special)
+
+    @property
     def max_token_value(self) -> int:
-        return max([*self._mergeable_ranks.values(), *self._special_tokens.values()], default=-1)
+        ids = list(self._model.vocab.values()) if not isinstance(self._model, ByteBPE) else list(self._model.ranks.values())
+        return max([*ids, *(t.id for t in self._added)], default=-1)
 
     @property
     def n_vocab(self) -> int:
@@ -477,93 +789,112 @@ class Tokenizer:
         return self.max_token_value + 1
 
     @property
-    def eot_token(self) -> int:
-        return self._special_tokens["<|endoftext|>"]
+    def vocab_size(self) -> int:
+        """The number of distinct ids (model tokens and added tokens)."""
+        return len(set(self.get_vocab().values()))
 
-    @functools.cached_property
+    @property
+    def eot_token(self) -> int:
+        return self._specials["<|endoftext|>"]
+
+    @property
     def special_tokens_set(self) -> set[str]:
-        return set(self._special_tokens)
+        return set(self._specials)
 
     @property
     def special_tokens(self) -> dict[str, int]:
-        return dict(self._special_tokens)
-
-    @property
-    def pattern(self) -> str:
-        return self._pat_str
-
-    @property
-    def normalizer(self) -> str | None:
-        """The Unicode normalization form applied to text before splitting, or None."""
-        return self._normalizer
+        """Special added tokens, and the special tokens the model itself keeps (its unknown token)."""
+        model_specials = getattr(self._model, "special_tokens", None) or ()
+        d = {t: self._model.token_to_id(t) for t in model_specials if self._model.token_to_id(t) is not None}
+        d.update(self._specials)
+        return d
 
     def is_special_token(self, token: int) -> bool:
         return token in self._special_ids
 
-    @functools.cached_property
-    def _special_ids(self) -> frozenset:
-        return frozenset(self._special_tokens.values())
+    @property
+    def pattern(self) -> str | None:
+        """The split pattern of a byte-level tokenizer (its pieces are this regex's matches), or None."""
+        return getattr(self, "_pattern", None)
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every mergeable token, sorted."""
-        return sorted(self._mergeable_ranks)
+        if isinstance(self._model, ByteBPE):
+            return sorted(self._model.ranks)
+        return sorted(t.encode("utf-8") for t in self._model.vocab)
 
     @property
-    def vocab(self) -> dict[int, bytes]:
-        """Every id -> its bytes, special tokens included."""
-        vocab = {i: b for b, i in self._mergeable_ranks.items()}
-        vocab.update((i, s.encode("utf-8")) for s, i in self._special_tokens.items())
-        return dict(sorted(vocab.items()))
-
-    @property
-    def merges(self) -> list[tuple[bytes, bytes]]:
-        """The merges in priority order, as byte pairs."""
-        if self._merges is None:
-            if self._merges_derived is None:
-                from .reference import recover_merges
-
-                self._merges_derived = recover_merges(self._mergeable_ranks)
-            return list(self._merges_derived)
-        return list(self._merges)
-
-    _merges_derived = None
+    def merges(self):
+        """The merges in priority order (byte-level: byte pairs; derived from ranks if not explicit)."""
+        return self._model.merges
 
     # ----------------------------------------------------------------------------------------------
     # Persistence
 
     def save(self, path, *, format: str = "tokenforge") -> None:
-        """Writes the tokenizer to one file, atomically (see tokenforge.io)."""
-        from .io import save
-
-        save(self, path, format=format)
+        """Writes the tokenizer to a file, atomically: tokenforge's own format, or any of
+        tokenforge.formats ("huggingface", "tiktoken", "gpt2", "vocab_merges", "bert_vocab", ...)."""
+        name = FORMAT_ALIASES.get(format, format)
+        writer = WRITERS.get(name)
+        if writer is None:
+            raise ValueError(f"unknown format {format!r}; known: {', '.join(repr(f) for f in WRITERS)}")
+        writer(self, path)
 
     def to_tiktoken(self):
         """A `tiktoken.Encoding` with the same ranks, pattern and special tokens (tiktoken must be
-        installed). ValueError if tiktoken's rule cannot reproduce this tokenizer's ids (see
-        tokenforge.formats.tiktoken_bpe)."""
-        from .formats.tiktoken_bpe import to_encoding
-
-        return to_encoding(self)
+        installed). ValueError if tiktoken's rule cannot reproduce this tokenizer's ids."""
+        writer = WRITERS.get("to_tiktoken")
+        if writer is None:
+            raise ValueError("tokenforge.formats is not loaded")
+        return writer(self)
 
     def _state(self) -> dict:
+        """The byte-level shorthand's arguments (what the byte-level file formats write)."""
+        if not isinstance(self._model, ByteBPE):
+            raise ValueError(f"{self.name}: not a byte-level BPE tokenizer")
+        if self.pattern is None:
+            raise ValueError(f"{self.name}: the pre-tokenizer {self._pre_tokenizer!r} is not one split pattern")
+        if not (self._normalizer is None or isinstance(self._normalizer, (_normalizers.NFC, _normalizers.NFD,
+                                                                           _normalizers.NFKC, _normalizers.NFKD))):
+            raise ValueError(f"{self.name}: the normalizer {self._normalizer!r} is not a Unicode form")
+        if not self._only_plain or any(not t.special for t in self._added):
+            raise ValueError(f"{self.name}: added tokens with Hugging Face's flags have no byte-level shorthand")
+        if self._post is not None or not isinstance(self._decoder, _decoders.ByteLevel):
+            raise ValueError(f"{self.name}: a post-processor or a decoder other than ByteLevel has no byte-level shorthand")
+        m = self._model
         return {
             "name": self.name,
-            "normalizer": self._normalizer,
-            "pattern": self._pat_str,
-            "mergeable_ranks": self._mergeable_ranks,
-            "special_tokens": self._special_tokens,
-            "merges": self._merges,
-            "ignore_merges": self._ignore_merges,
+            "normalizer": None if self._normalizer is None else self._normalizer.kind,
+            "pattern": self.pattern,
+            "mergeable_ranks": m.ranks,
+            "special_tokens": dict(self._specials),
+            "merges": m.merges_given,
+            "ignore_merges": m.ignore_merges,
         }
 
     def __reduce__(self):
-        return (_rebuild, (type(self), self._state()))
+        return (_unpickle, (type(self), OWN_FORMAT["to_dict"](self)))
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name!r} n_vocab={self.n_vocab}>"
+        return f"<{type(self).__name__} {self.name!r} model={getattr(self._model, 'kind', '?')} n_vocab={self.n_vocab}>"
 
 
-def _rebuild(cls, state: dict):
-    obj = Tokenizer.__new__(cls)
-    Tokenizer.__init__(obj, **state)
-    return obj
+def _unpickle(cls, obj: dict):
+    tok = OWN_FORMAT["from_dict"](obj)
+    if type(tok) is not cls and issubclass(cls, type(tok)):  # Encoding, a family class: constructors only
+        tok.__class__ = cls
+    return tok
+
+
+def _clean(text: str) -> str:
+    check_text(text)
+    return replace_surrogates(text) if has_surrogates(text) else text
+
+
+def _check_batch(text) -> list[str]:
+    if isinstance(text, str):
+        raise TypeError("encode_batch takes a list of str, not a str")
+    texts = list(text)
+    for t in texts:
+        check_text(t)
+    return texts

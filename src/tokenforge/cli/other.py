@@ -27,7 +27,7 @@ def add_convert_command(subparsers) -> None:
 
 
 def cmd_convert(args) -> int:
-    from ..formats import convert
+    from ..io import convert
 
     overrides = {}
     if args.pattern is not None:

@@ -26,8 +26,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import bert_vocab, bpe_files, char_bpe_files, hf_families, huggingface, listing, model_folder, tekken, tiktoken_bpe
-from . import detect
+from .. import tokenizer as _tokenizer
+from ..models import ByteBPE
+from . import bert_vocab, bpe_files, char_bpe_files, detect, hf_families, hf_stages, huggingface, listing
+from . import model_folder, tekken, tiktoken_bpe
+
+
+def _byte_level(tok) -> bool:
+    return isinstance(tok.model, ByteBPE)
+
+
+def _save_huggingface(tok, path):
+    """The writers of common shapes first (they keep files as before); a tokenizer they cannot
+    express goes through hf_stages (each stage as tokenizers' component)."""
+    try:
+        return huggingface.save(tok, path) if _byte_level(tok) else hf_families.save(tok, path)
+    except ValueError as e:
+        first = e
+    try:
+        return hf_stages.save(tok, path)
+    except ValueError:
+        raise first from None
+
+
+def _save_vocab_merges(tok, path):
+    if _byte_level(tok):
+        return bpe_files.save(tok, path, "vocab_merges")
+    return char_bpe_files.save(tok, path)
 
 
 def _save_sentencepiece(tok, path):
@@ -37,20 +62,6 @@ def _save_sentencepiece(tok, path):
     if to_model_bytes is None:
         raise ValueError(f"sentencepiece: a .model file holds a sentencepiece model, not a {type(tok).__name__}")
     write_atomic(path, to_model_bytes())
-
-
-def _save_huggingface(tok, path):
-    from ..tokenizer import Tokenizer
-
-    return huggingface.save(tok, path) if isinstance(tok, Tokenizer) else hf_families.save(tok, path)
-
-
-def _save_vocab_merges(tok, path):
-    from ..tokenizer import Tokenizer
-
-    if isinstance(tok, Tokenizer):
-        return bpe_files.save(tok, path, "vocab_merges")
-    return char_bpe_files.save(tok, path)
 
 
 SAVERS = {
@@ -70,40 +81,50 @@ FORMATS = ("tokenforge", *SAVERS)
 BYTE_LEVEL_ONLY = ("tiktoken", "tekken", "gpt2", "listing")
 
 
-def _load_huggingface(path, obj, overrides):
-    """A parsed tokenizer.json: the byte-level reader, or hf_families for the other families (the
-    one place detect.py and clip.py read tokenizer.json through)."""
-    if hf_families.handles(obj):
-        return hf_families.load(path, obj, **dict(overrides))
-    return huggingface.load(path, obj, **dict(overrides))
-
-
 def load_foreign(path, data: bytes, **overrides):
     """Loads a file that is not tokenforge's own, from its bytes (detect.py)."""
     return detect.load_bytes(Path(path), data, **overrides)
 
 
+# Refusals of the two readers of common shapes that are about a component they do not take, not
+# about a broken file: hf_stages reads those files (any combination of components).
+_FEATURE_REFUSALS = ("not supported", "TemplateProcessing adds", "ignore=", "with a normalizer", "must be false",
+                     "must be true", "a Split must be followed", "tokenforge reads", "Sequence of several",
+                     "tokenforge makes no special token", "not the decoder of", "can make a piece containing",
+                     "adds no tokens outside the model", "without ByteLevel", "byte fallback",
+                     "without the normalizer stripping", "which Metaspace(split=true) never", "is not Metaspace")
+
+
+def _load_huggingface(path, obj, overrides):
+    """The readers of common shapes first (stricter: broken files are refused with their reason,
+    and the byte-level reader keeps the fast tiktoken-compatible form); a component they do not
+    take sends the file to hf_stages, which reads any combination of components."""
+    try:
+        if hf_families.handles(obj):
+            return hf_families.load(path, obj, **dict(overrides))
+        return huggingface.load(path, obj, **dict(overrides))
+    except ValueError as e:
+        if not any(words in str(e) for words in _FEATURE_REFUSALS):
+            raise
+    return hf_stages.load(path, obj, **dict(overrides))
+
+
 def save_foreign(tok, path, format: str) -> None:
     """Writes tok in an exchange format (called by Tokenizer.save)."""
-    from ..tokenizer import Tokenizer
-
     name = ALIASES.get(format, format)
     if name not in SAVERS:
         raise ValueError(f"unknown format {format!r}; known: {', '.join(repr(f) for f in FORMATS)}")
-    if name in BYTE_LEVEL_ONLY and not isinstance(tok, Tokenizer):
+    if name in BYTE_LEVEL_ONLY and not _byte_level(tok):
         raise ValueError(f"{name}: the format holds byte-level BPE only, not a {type(tok).__name__}; "
                          "see the support matrix in docs/format.md")
     SAVERS[name](tok, path)
 
 
-def convert(in_path, out_path, to_format: str, **overrides):
-    """Reads any supported file and writes it in `to_format`; returns the tokenizer.
+def _register() -> None:
+    """The Tokenizer's save(format=...) writes through these (the pipeline never imports formats)."""
+    for name in SAVERS:
+        _tokenizer.WRITERS[name] = lambda tok, path, name=name: save_foreign(tok, path, name)
+    _tokenizer.WRITERS["to_tiktoken"] = tiktoken_bpe.to_encoding
 
-    What `tokenforge convert IN OUT --to FORMAT` runs. `overrides` go to tokenforge.load (e.g. the
-    pattern and special tokens a .tiktoken file lacks).
-    """
-    from ..io import load
 
-    tok = load(in_path, **overrides)
-    tok.save(out_path, format=to_format)
-    return tok
+_register()

@@ -89,7 +89,7 @@ def load(vocab_path: Path, vocab: dict, merges_path: Path, pairs: list[tuple[str
 def save(tok, path) -> None:
     from .. import pre_tokenizers as P
     from ..models import CharBPE
-    from .bpe_files import paths, write_pair
+    from .pair_files import paths, write_pair
 
     m = getattr(tok, "model", None)
     if not isinstance(m, CharBPE):

@@ -34,7 +34,7 @@ import json
 
 import regex
 
-from ..load import write_atomic
+from ..vocab_cache import write_atomic
 from ._common import check_hf_envelope, fail
 
 IGNORABLE = ("post_processor", "truncation", "padding", "decoder")
@@ -133,8 +133,10 @@ def _load(path, obj, **overrides):
         _check_decoder(source, obj.get("decoder"), decoder, kind)
     tok = pipeline.PipelineTokenizer.__new__(cls)
     try:
+        # tokenizers matches every added token in the text and skips the special ones when decoding
         pipeline.PipelineTokenizer.__init__(tok, m, normalizer=normalizer, pre_tokenizer=pre, post_processor=post,
-                                            name=name)
+                                            name=name, special_tokens={t: vocab[t] for t in specials},
+                                            allowed_special="all", skip_special_tokens=True)
     except ValueError as e:
         fail(source, None, str(e))
     return tok
@@ -441,6 +443,13 @@ def _load_unigram(source, obj, ignore):
             raise
         fail(source, "model", str(e))
     tok.name = (source.parent.name if source.stem == "tokenizer" else source.stem) or "tokenizer"
+    if "decoder" not in ignore:  # decode as tokenizers does (the file's Metaspace), not as sentencepiece
+        from .. import decoders
+
+        try:
+            tok.decoder = decoders.from_dict(obj.get("decoder"))
+        except ValueError as e:
+            fail(source, None, str(e))
     return tok
 
 

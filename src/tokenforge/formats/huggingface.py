@@ -24,7 +24,7 @@ import json
 import regex
 
 from .. import patterns, regex_budget
-from ..load import write_atomic
+from ..vocab_cache import write_atomic
 from ._common import CHAR_TO_BYTE, build, check_every_byte, check_hf_envelope, explicit_merges, fail, from_chars, to_chars
 
 FORMAT = "huggingface"
@@ -137,7 +137,7 @@ def load(path, obj, **overrides):
                 fail(source, f"model.vocab[{s!r}]", f"duplicate id {i} (also {seen[i]!r})")
             seen[i] = s
     check_every_byte(ranks, source, "model.vocab")
-    _check_added_ids(source, obj.get("added_tokens") or [], vocab)
+    check_added_ids(source, obj.get("added_tokens") or [], vocab)
     if model.get("ignore_merges"):
         for s in special:
             if s in vocab and _piece_spelled(s, pattern) is not None:
@@ -146,7 +146,9 @@ def load(path, obj, **overrides):
     merges = _merges(source, model.get("merges"), token_bytes)
     kwargs = dict(pattern=pattern, mergeable_ranks=ranks, special_tokens=special, merges=merges,
                   ignore_merges=bool(model.get("ignore_merges", False)), normalizer=normalizer,
-                  name=(path.parent.name if path.stem == "tokenizer" else path.stem) or "tokenizer")
+                  name=(path.parent.name if path.stem == "tokenizer" else path.stem) or "tokenizer",
+                  # tokenizers matches added tokens in the text and skips special ones when decoding
+                  allowed_special="all", disallowed_special=(), skip_special_tokens=True)
     return build(source, kwargs, overrides)
 
 
@@ -349,7 +351,7 @@ def _added_tokens(source, tokens, normalizer) -> dict[str, int]:
     return special
 
 
-def _check_added_ids(source, tokens, vocab: dict) -> None:
+def check_added_ids(source, tokens, vocab: dict) -> None:
     """tokenizers keeps the id of an added token only if the token is in model.vocab; it numbers
     the others itself, in file order, from len(model.vocab) (or one past the largest so far)."""
     top = -1  # the largest id assigned so far
@@ -384,9 +386,16 @@ def _overlap(a: str, b: str) -> bool:
 
 def to_json(tok) -> dict:
     """The tokenizer.json object for a tokenforge tokenizer (loadable by `tokenizers`)."""
+    from .. import decoders
+
+    if tok.post_processor is not None or not isinstance(tok.decoder, decoders.ByteLevel):
+        raise ValueError("the byte-level shorthand has no post-processor and the ByteLevel decoder (hf_stages writes the rest)")
     state = tok._state()
     ranks = state["mergeable_ranks"]
-    merges, ignore_merges = explicit_merges(tok)
+    try:
+        merges, ignore_merges = explicit_merges(tok)
+    except ValueError:  # tiktoken ranks with tokens that no merge of lower-ranked ones makes (Llama 3)
+        merges, ignore_merges = all_pair_merges(ranks), True
     pattern = state["pattern"]
     vocab = {to_chars(b): i for b, i in ranks.items()}
     # Special tokens go in model.vocab too: tokenizers keeps an added token's id only if it is there.
@@ -435,6 +444,21 @@ def to_json(tok) -> dict:
             "merges": [f"{to_chars(a)} {to_chars(b)}" for a, b in merges],
         },
     }
+
+
+def all_pair_merges(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
+    """tiktoken's rule as a merge list: every pair of tokens whose concatenation is a token, ranked
+    by that token's rank. Hugging Face's BPE then merges, at each step, the pair whose concatenation
+    has the lowest rank, which is tiktoken's step; with ignore_merges a piece that is a token stays
+    whole, as tiktoken keeps it. (Only adjacent equal concatenations from different splits, as
+    "ab"+"a" next to "a"+"ba", could order differently.)"""
+    merges = []
+    for token, _ in sorted(ranks.items(), key=lambda kv: kv[1]):
+        for k in range(1, len(token)):
+            a, b = token[:k], token[k:]
+            if a in ranks and b in ranks:
+                merges.append((a, b))
+    return merges
 
 
 def _to_hf(pattern: str) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import base64
 
 from .. import _core
-from ..load import dump_tiktoken_bpe, write_atomic
+from ..vocab_cache import dump_tiktoken_bpe, write_atomic
 from ._common import build, check_every_byte, fail
 
 FORMAT = "tiktoken"

@@ -1,10 +1,20 @@
 """Models: the stage that turns pieces (words) into ids. One module per model.
 
-wordpiece (BERT), char_bpe (Sennrich's character-level BPE), word (word level), char (character
-level). Byte-level BPE is tokenforge.Tokenizer.
+| module           | model                                                                      |
+| ---------------- | -------------------------------------------------------------------------- |
+| byte_bpe.py      | ByteBPE: byte-level BPE (tiktoken ranks or merges), native, fused with its split pattern |
+| bpe.py           | BPE: Hugging Face's BPE with every option (prefix, suffix, byte fallback, dropout...), Python |
+| char_bpe.py      | CharBPE: character BPE with word markers (Sennrich; HF's end_of_word_suffix), native |
+| wordpiece.py     | WordPiece (BERT), native                                                   |
+| word.py, char.py | WordLevel, CharLevel                                                       |
+| sentencepiece.py | SentencePiece: unigram / BPE / word / char with the model file's normalizer, native |
+| base.py          | what the pipeline needs from a model; the shared pair trainer              |
 """
 
 from .base import Model
+from .bpe import BPE
+from .byte_bpe import ByteBPE
+from .sentencepiece import SentencePiece
 from .char import CharLevel
 from .char_bpe import CharBPE
 from .word import WordLevel
@@ -12,4 +22,4 @@ from .wordpiece import WordPiece
 
 KINDS = {cls.kind: cls for cls in (WordPiece, CharBPE, WordLevel, CharLevel)}
 
-__all__ = ["CharBPE", "CharLevel", "KINDS", "Model", "WordLevel", "WordPiece"]
+__all__ = ["BPE", "ByteBPE", "SentencePiece", "CharBPE", "CharLevel", "KINDS", "Model", "WordLevel", "WordPiece"]

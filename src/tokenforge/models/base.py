@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from .. import _core
+from ..stage import UnknownTokenError
 
 
 class Model:
@@ -49,11 +50,19 @@ class Model:
         for i in ids:
             t = self._by_id.get(i) if isinstance(i, int) and not isinstance(i, bool) else None
             if t is None:
-                from ..tokenizer import UnknownTokenError
-
                 raise UnknownTokenError(f"invalid token id {i!r} (not in the vocabulary)")
             out.append(t)
         return out
+
+    def encode_pieces(self, pieces: list[str]) -> list[int]:
+        """The model stage: ids of pieces (what the pre-tokenizer gives)."""
+        return self.encode_words(pieces if type(pieces) is list else list(pieces))
+
+    def default_decoder(self):
+        """The decoder that goes with this model: its own decode_tokens rule."""
+        from ..decoders.base import ModelDecoder
+
+        return ModelDecoder(self)
 
     def encode_words_reference(self, words: list[str]) -> list[int]:
         ids: list[int] = []

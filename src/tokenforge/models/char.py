@@ -38,6 +38,11 @@ class CharLevel(LookupModel):
     def encode_word_reference(self, word: str) -> list[int]:
         return [self._lookup.get(c, self.unk_id) for c in word]
 
+    def default_decoder(self):
+        from ..decoders import Fuse
+
+        return Fuse()
+
     def decode_tokens(self, tokens: list[str]) -> str:
         return "".join(tokens)
 

@@ -32,6 +32,9 @@ class WordLevel(LookupModel):
     def encode_word_reference(self, word: str) -> list[int]:
         return [self._lookup.get(word, self.unk_id)] if word else []
 
+    def default_decoder(self):
+        return None  # tokens joined with spaces, as Hugging Face does without a decoder
+
     def decode_tokens(self, tokens: list[str]) -> str:
         return " ".join(tokens)
 

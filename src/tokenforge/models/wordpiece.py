@@ -76,6 +76,11 @@ class WordPiece(NativeWordModel):
             start = end
         return ids
 
+    def default_decoder(self):
+        from ..decoders import WordPiece as WordPieceDecoder
+
+        return WordPieceDecoder(self.prefix, cleanup=True)
+
     # -- decoding ---------------------------------------------------------------------------------
     def decode_tokens(self, tokens: list[str], *, cleanup: bool = True) -> str:
         out = []
@@ -106,7 +111,7 @@ class WordPiece(NativeWordModel):
         ids = sorted(self._by_id)
         if ids != list(range(len(ids))):
             raise ValueError("a vocab.txt needs ids 0..n-1 without gaps")
-        from ..load import write_atomic
+        from ..vocab_cache import write_atomic
 
         write_atomic(Path(path), "".join(self._by_id[i] + "\n" for i in ids).encode("utf-8"))
 

@@ -22,35 +22,33 @@ import base64
 import json
 import re
 
-from .model_file import BPE, BYTE, CONTROL, NORMAL, UNIGRAM, UNKNOWN, ModelFile, Piece
+from .model_file import BPE, BYTE, CHAR, CONTROL, NORMAL, UNIGRAM, UNKNOWN, WORD, ModelFile, Piece
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 
-MODEL_NAMES = {UNIGRAM: "unigram", BPE: "sp_bpe"}
+MODEL_NAMES = {UNIGRAM: "unigram", BPE: "sp_bpe", WORD: "sp_word", CHAR: "sp_char"}
 
 
 def to_dict(tok, envelope: dict) -> dict:
-    m = tok.model
-    return {
-        **envelope,
-        "model": MODEL_NAMES[m.model_type],
-        "name": getattr(tok, "name", "sentencepiece"),
-        "pieces": [[p.piece, p.score, p.type] for p in m.pieces],
-        "byte_fallback": m.byte_fallback,
-        "treat_whitespace_as_suffix": m.treat_whitespace_as_suffix,
-        "unk_surface": m.unk_surface,
-        "normalizer": {
-            "name": m.normalizer_name,
-            "precompiled_charsmap": base64.b64encode(m.precompiled_charsmap).decode("ascii") if m.precompiled_charsmap else None,
-            "add_dummy_prefix": m.add_dummy_prefix,
-            "remove_extra_whitespaces": m.remove_extra_whitespaces,
-            "escape_whitespaces": m.escape_whitespaces,
-        },
-    }
+    """tokenforge's file of a tokenizer whose model is models.SentencePiece."""
+    body = tok.model.to_dict()
+    return {**envelope, "model": body.pop("model"), "name": getattr(tok, "name", "sentencepiece"), **body}
 
 
 def from_dict(obj: dict, *, source: str = "<dict>"):
     from .tokenizer import SentencePieceTokenizer
+
+    model = model_file_from_dict(obj, source=source)
+    try:
+        tok = SentencePieceTokenizer(model)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{source}: {e}") from None
+    tok.name = obj.get("name") or "sentencepiece"
+    return tok
+
+
+def model_file_from_dict(obj: dict, *, source: str = "<dict>") -> ModelFile:
+    """The ModelFile of tokenforge's description of a sentencepiece model."""
 
     def fail(where, what):
         raise ValueError(f"{source}: {where}: {what}")
@@ -69,7 +67,7 @@ def from_dict(obj: dict, *, source: str = "<dict>"):
         pieces.append(Piece(entry[0], float(entry[1]), entry[2]))
     norm = obj.get("normalizer") or {}
     charsmap = norm.get("precompiled_charsmap")
-    model = ModelFile(
+    return ModelFile(
         pieces=pieces,
         model_type=model_type,
         byte_fallback=bool(obj.get("byte_fallback", False)),
@@ -81,12 +79,6 @@ def from_dict(obj: dict, *, source: str = "<dict>"):
         remove_extra_whitespaces=bool(norm.get("remove_extra_whitespaces", True)),
         escape_whitespaces=bool(norm.get("escape_whitespaces", True)),
     )
-    try:
-        tok = SentencePieceTokenizer(model)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{source}: {e}") from None
-    tok.name = obj.get("name") or "sentencepiece"
-    return tok
 
 
 # ---- Hugging Face tokenizer.json ------------------------------------------------------------------
@@ -187,13 +179,23 @@ def from_hf(obj: dict, *, source: str = "<tokenizer.json>"):
 
 
 def save_hf(tok, path) -> None:
-    from ..load import write_atomic
+    from ..vocab_cache import write_atomic
 
     write_atomic(path, json.dumps(to_hf(tok), ensure_ascii=False, indent=1).encode("utf-8"))
 
 
 def load_hf(path):
-    from ..formats._common import parse_json
+    def no_duplicates(pairs):  # as formats/_common.parse_json (spm/ sits below formats/)
+        obj = {}
+        for k, v in pairs:
+            if k in obj:
+                raise ValueError(f"{path}: the key {k!r} appears twice in one JSON object")
+            obj[k] = v
+        return obj
 
     with open(path, "rb") as f:
-        return from_hf(parse_json(f.read(), path), source=str(path))
+        try:
+            obj = json.loads(f.read(), object_pairs_hook=no_duplicates)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{path}: not valid JSON ({e})") from None
+    return from_hf(obj, source=str(path))

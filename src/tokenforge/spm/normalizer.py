@@ -58,6 +58,26 @@ class Charsmap:
         return best_len, self.strings[best_value:end]
 
 
+    def shortest_prefix(self, s: bytes) -> bytes | None:
+        """The replacement of the shortest rule that is a prefix of s, or None (Hugging Face's
+        Precompiled takes this one and replaces the whole chunk with it)."""
+        units = self.units
+        unit = units[0]
+        node = (unit >> 10) << ((unit & (1 << 9)) >> 6)
+        for i, c in enumerate(s):
+            node ^= c
+            if node >= len(units):
+                return None
+            unit = units[node]
+            if (unit & ((1 << 31) | 0xFF)) != c:
+                return None
+            node ^= (unit >> 10) << ((unit & (1 << 9)) >> 6)
+            if (unit >> 8) & 1:
+                value = units[node] & 0x7FFFFFFF
+                return self.strings[value:self.strings.index(b"\0", value)]
+        return None
+
+
 def _utf8_len(b: int) -> int:
     return 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
 

@@ -1,0 +1,178 @@
+"""Byte-level BPE: tokens are byte strings; tiktoken's ranks or Hugging Face's merges.
+
+    >>> m = ByteBPE({bytes([i]): i for i in range(256)} | {b"ab": 256})
+    >>> m.encode_byte_pieces([b"abc"])
+    [256, 99]
+
+Two merge rules (see cpp/bpe.h): without explicit merges the ids are tiktoken ranks and any two
+adjacent parts whose concatenation is a token may merge; with explicit merges (Hugging Face,
+`merges.txt`) only listed pairs merge, in list order. `ignore_merges` (HF's option; always on for
+tiktoken's rule) keeps a piece that is a token whole. An explicit empty merge list means "no merges":
+every piece becomes single bytes, as HF does, not tiktoken's rule.
+
+The work runs in the native core (`_core.Encoder`). The model is used two ways: on pieces already
+split (encode_pieces: the pieces are GPT-2 characters, as Hugging Face's ByteLevel pre-tokenizer
+gives them), and fused with its split pattern and special tokens into one native call per text
+(`encoder(pattern, specials)`, what the Tokenizer uses for tiktoken-style pipelines). `native_encoder`
+below is the one place the engine is constructed.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from .. import _core
+from ..byte_alphabet import from_chars, to_chars
+from ..stage import UnknownTokenError
+
+
+def native_encoder(tokens, merge_rules, whole_piece_lookup: bool, pat_str: str | None, specials):
+    """(_core.Encoder, whether it splits text itself). The engine splits with any pattern of its
+    subset (cpp/split_regex.h); for another pattern it raises UnsupportedPattern, and the engine is
+    made without one: the pre-tokenizer splits with `regex`, the engine runs the byte pairs."""
+    if pat_str is not None:
+        try:
+            return _core.Encoder(tokens, merge_rules, whole_piece_lookup, pat_str, specials), True
+        except _core.UnsupportedPattern:
+            pass
+    return _core.Encoder(tokens, merge_rules, whole_piece_lookup, None, specials), False
+
+
+class ByteBPE:
+    kind = "byte_bpe"
+
+    def __init__(self, ranks: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]] | None = None,
+                 ignore_merges: bool | None = None):
+        self.ranks = dict(ranks)
+        self.merges_given = None if merges is None else [(bytes(a), bytes(b)) for a, b in merges]
+        # tiktoken's rule always emits a piece that is a token whole; with explicit merges that is
+        # Hugging Face's `ignore_merges` option, off unless asked for.
+        self.ignore_merges = merges is None if ignore_merges is None else bool(ignore_merges)
+        self._validate()
+        self._by_id = {i: b for b, i in self.ranks.items()}
+        self._tokens = [(i, b) for b, i in self.ranks.items()]
+        self._rules = self._merge_rules()
+        self._encoders: dict = {}
+        self._plain, _ = self.encoder(None, ())
+
+    def _validate(self) -> None:
+        for b, i in self.ranks.items():
+            if not isinstance(b, (bytes, bytearray)):
+                raise TypeError("mergeable_ranks must map bytes to int ids in [0, 2**32 - 1)")
+            if isinstance(i, bool):
+                raise TypeError("mergeable_ranks must map bytes to int ids in [0, 2**32 - 1), not bool")
+            if not isinstance(i, int) or not 0 <= i < 2**32 - 1:
+                if isinstance(i, int) and not isinstance(i, bool) and i >= 2**32 - 1:
+                    raise ValueError(f"mergeable token ids must be below 2**32 - 1, got {i}")
+                raise TypeError("mergeable_ranks must map bytes to int ids in [0, 2**32 - 1)")
+        if len(set(self.ranks.values())) != len(self.ranks):
+            raise ValueError("two mergeable tokens have the same id")
+
+    def _merge_rules(self) -> list[tuple[int, int, int]]:
+        if self.merges_given is None:
+            return []
+        ranks = self.ranks
+        rules = []
+        for n, (a, b) in enumerate(self.merges_given):
+            try:
+                rules.append((ranks[a], ranks[b], ranks[a + b]))
+            except KeyError:
+                missing = next(x for x in (a, b, a + b) if x not in ranks)
+                raise ValueError(f"merge {n} ({a!r}, {b!r}) uses {missing!r}, which is not in the vocabulary") from None
+        return rules
+
+    def encoder(self, pat_str: str | None, specials) -> tuple[object, bool]:
+        """The native engine with a split pattern and special tokens [(text, id)], cached."""
+        key = (pat_str, tuple(specials))
+        hit = self._encoders.get(key)
+        if hit is None:
+            spec = [(s.encode("utf-8"), i) for s, i in specials]
+            if self.merges_given == []:
+                # No merges at all: HF gives single bytes. The native rule for an empty merge list is
+                # tiktoken's, so the engine gets a rule that can never fire instead.
+                ids = set(self.ranks.values())
+                unused = next(i for i in range(max(ids, default=-1) + 1, -1, -1) if i not in ids and i < 2**32 - 1)
+                rules = [(unused, unused, unused)]
+                hit = native_encoder(self._tokens, rules, self.ignore_merges, pat_str, spec)
+            else:
+                hit = native_encoder(self._tokens, self._rules, self.ignore_merges, pat_str, spec)
+            if len(self._encoders) < 16:
+                self._encoders[key] = hit
+        return hit
+
+    # -- the model stage ---------------------------------------------------------------------------
+    def encode_byte_pieces(self, pieces: list[bytes]) -> list[int]:
+        return self._plain.encode_pieces(pieces)
+
+    def encode_pieces(self, pieces: list[str]) -> list[int]:
+        """Pieces spelled in GPT-2's characters (what ByteLevel gives); a piece with a character
+        outside that alphabet is taken as UTF-8 text."""
+        out = []
+        for p in pieces:
+            b = from_chars(p)
+            out.append(p.encode("utf-8") if b is None else b)
+        return self._plain.encode_pieces(out)
+
+    def encode_word_reference(self, piece: str) -> list[int]:
+        from .. import reference
+
+        b = from_chars(piece)
+        b = piece.encode("utf-8") if b is None else b
+        if self.merges_given is None:
+            return reference.bpe_piece(self.ranks, b) if hasattr(reference, "bpe_piece") else self.encode_pieces([piece])
+        return self.encode_pieces([piece])
+
+    # -- vocabulary --------------------------------------------------------------------------------
+    @property
+    def vocab(self) -> dict[str, int]:
+        return {to_chars(b): i for b, i in self.ranks.items()}
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.ranks)
+
+    def token_to_id(self, token: str) -> int | None:
+        b = from_chars(token)
+        return None if b is None else self.ranks.get(b)
+
+    def id_to_token(self, i: int) -> str | None:
+        b = self._by_id.get(i)
+        return None if b is None else to_chars(b)
+
+    def token_bytes(self, i: int) -> bytes | None:
+        return self._by_id.get(i)
+
+    def tokens_of(self, ids) -> list[str]:
+        out = []
+        for i in ids:
+            t = self.id_to_token(i) if isinstance(i, int) and not isinstance(i, bool) else None
+            if t is None:
+                raise UnknownTokenError(f"invalid token id {i!r} (not in the vocabulary)")
+            out.append(t)
+        return out
+
+    @property
+    def merges(self) -> list[tuple[bytes, bytes]]:
+        if self.merges_given is not None:
+            return list(self.merges_given)
+        if not hasattr(self, "_derived"):
+            from ..reference import recover_merges
+
+            self._derived = recover_merges(self.ranks)
+        return list(self._derived)
+
+    def default_decoder(self):
+        from ..decoders import ByteLevel
+
+        return ByteLevel()
+
+    def to_dict(self) -> dict:
+        import base64
+
+        ranks = self.ranks
+        return {"vocab": [[i, base64.b64encode(b).decode("ascii")] for b, i in sorted(ranks.items(), key=lambda kv: kv[1])],
+                "merges": None if self.merges_given is None else [[ranks[a], ranks[b]] for a, b in self.merges_given],
+                "ignore_merges": self.ignore_merges}
+
+    def __repr__(self) -> str:
+        return f"ByteBPE(vocab_size={len(self.ranks)}, merges={'ranks' if self.merges_given is None else len(self.merges_given)})"

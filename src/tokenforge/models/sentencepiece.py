@@ -1,0 +1,224 @@
+"""SentencePiece's models (unigram, BPE, word, char) as one stage: the model file's own normalizer
+(precompiled charsmap and whitespace rules, spm/normalizer.py) and segmentation run together in the
+native core, as sentencepiece runs them (same ids).
+
+    model = SentencePiece(spm.model_file.read("m.model"))
+
+Unknown characters become <0xNN> byte pieces (byte_fallback) or one <unk> per run; user-defined
+pieces are copied unnormalized and always chosen. The WORD and CHAR model types run in Python
+(word: whitespace-delimited pieces looked up whole; char: one piece per character), over the same
+native normalizer. Decoding (SentencePieceDecoder) follows sentencepiece's rules: "▁" -> space,
+byte pieces joined as UTF-8, control pieces dropped, <unk> as the model's unk surface, and the
+leading "▁" of the text consumed once.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import _core
+from ..decoders.base import Decoder
+from ..spm import model_file as mf
+from ..spm.model_file import BYTE, CONTROL, UNKNOWN, ModelFile
+from ..spm.normalizer import SPACE
+from ..stage import UnknownTokenError, replace_surrogates
+
+_BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
+ALGORITHMS = {mf.UNIGRAM: "unigram", mf.BPE: "bpe", mf.WORD: "word", mf.CHAR: "char"}
+
+
+class SentencePiece:
+    kind = "sentencepiece"
+
+    def __init__(self, model: ModelFile):
+        if model.model_type not in ALGORITHMS:
+            raise ValueError(f"unknown SentencePiece model type {model.model_type!r}")
+        self.model = model
+        self.algorithm = ALGORITHMS[model.model_type]
+        self._pieces = [p.piece for p in model.pieces]
+        self._ids: dict[str, int] = {}
+        for i, p in enumerate(model.pieces):
+            self._ids.setdefault(p.piece, i)
+        unk = [i for i, p in enumerate(model.pieces) if p.type == UNKNOWN]
+        if not unk:
+            raise ValueError("the model has no unknown piece (<unk>)")
+        self.unk_id = unk[0]
+        self.byte_ids: dict[int, int] = {}
+        for i, p in enumerate(model.pieces):
+            m = _BYTE_PIECE.fullmatch(p.piece)
+            if p.type == BYTE and m:
+                self.byte_ids[int(m.group(1), 16)] = i
+        native_type = model.model_type if model.model_type in (mf.UNIGRAM, mf.BPE) else mf.UNIGRAM
+        self._native = _core.SentencePieceModel(
+            [(p.piece.encode("utf-8"), p.score, p.type) for p in model.pieces],
+            native_type, model.byte_fallback, model.precompiled_charsmap, model.add_dummy_prefix,
+            model.remove_extra_whitespaces, model.escape_whitespaces, model.treat_whitespace_as_suffix,
+        )
+
+    def __getattr__(self, name):  # the model file's settings: tok.model.pieces, .byte_fallback, ...
+        if name.startswith("_") or name == "model":
+            raise AttributeError(name)
+        return getattr(self.model, name)
+
+    # -- encoding ----------------------------------------------------------------------------------
+    def normalize(self, text: str) -> str:
+        try:
+            return self._native.normalize(text)
+        except UnicodeEncodeError:
+            return self._native.normalize(replace_surrogates(text))
+
+    def encode_text(self, text: str) -> list[int]:
+        if self.algorithm in ("word", "char"):
+            return self._encode_units(self.normalize(text))
+        try:
+            return self._native.encode(text)
+        except UnicodeEncodeError:
+            return self._native.encode(replace_surrogates(text))
+
+    def encode_texts(self, texts: list[str], num_threads: int) -> list[list[int]]:
+        if self.algorithm in ("word", "char"):
+            return [self.encode_text(t) for t in texts]
+        try:
+            return self._native.encode_batch(texts, num_threads)
+        except UnicodeEncodeError:
+            return self._native.encode_batch([replace_surrogates(t) for t in texts], num_threads)
+
+    def _encode_units(self, norm: str) -> list[int]:
+        """WORD: pieces start at "▁" (or end there with treat_whitespace_as_suffix); CHAR: characters."""
+        if self.algorithm == "char":
+            units = list(norm)
+        elif self.model.treat_whitespace_as_suffix:
+            units = re.findall(f"[^{SPACE}]*{SPACE}|[^{SPACE}]+$", norm)
+        else:
+            units = re.findall(f"{SPACE}[^{SPACE}]*|[^{SPACE}]+", norm)
+        ids: list[int] = []
+        for u in units:
+            i = self._ids.get(u)
+            if i is not None and self.model.pieces[i].type not in (CONTROL, UNKNOWN):
+                ids.append(i)
+            elif self.model.byte_fallback and self.byte_ids:
+                ids += [self.byte_ids[b] for b in u.encode("utf-8")]
+            elif ids and ids[-1] == self.unk_id:
+                continue  # one <unk> per run of unknown pieces, as sentencepiece merges them
+            else:
+                ids.append(self.unk_id)
+        return ids
+
+    def encode_pieces(self, pieces: list[str]) -> list[int]:
+        out: list[int] = []
+        for p in pieces:
+            out += self.encode_text(p)
+        return out
+
+    # -- vocabulary --------------------------------------------------------------------------------
+    @property
+    def vocab(self) -> dict[str, int]:
+        return dict(self._ids)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._pieces)
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._ids.get(token)
+
+    def id_to_token(self, i: int) -> str | None:
+        return self._pieces[i] if isinstance(i, int) and 0 <= i < len(self._pieces) else None
+
+    def tokens_of(self, ids) -> list[str]:
+        out = []
+        for i in ids:
+            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(self._pieces):
+                raise UnknownTokenError(f"invalid token id {i!r} (not in the vocabulary)")
+            out.append(self._pieces[i])
+        return out
+
+    def token_bytes(self, i: int) -> bytes | None:
+        p = self.id_to_token(i)
+        if p is None:
+            return None
+        if self.model.pieces[i].type == BYTE and i in self.byte_ids.values():
+            return bytes([int(p[3:5], 16)])
+        return p.replace(SPACE, " ").encode("utf-8")
+
+    @property
+    def special_tokens(self) -> list[str]:
+        return [p.piece for p in self.model.pieces if p.type == CONTROL]
+
+    def default_decoder(self):
+        return SentencePieceDecoder(self.model)
+
+    def to_dict(self) -> dict:
+        """The model file's content in tokenforge's JSON (spm/files.py reads it back)."""
+        import base64
+
+        m = self.model
+        return {
+            "model": {mf.UNIGRAM: "unigram", mf.BPE: "sp_bpe", mf.WORD: "sp_word", mf.CHAR: "sp_char"}[m.model_type],
+            "pieces": [[p.piece, p.score, p.type] for p in m.pieces],
+            "byte_fallback": m.byte_fallback,
+            "treat_whitespace_as_suffix": m.treat_whitespace_as_suffix,
+            "unk_surface": m.unk_surface,
+            "normalizer": {
+                "name": m.normalizer_name,
+                "precompiled_charsmap": base64.b64encode(m.precompiled_charsmap).decode("ascii") if m.precompiled_charsmap else None,
+                "add_dummy_prefix": m.add_dummy_prefix,
+                "remove_extra_whitespaces": m.remove_extra_whitespaces,
+                "escape_whitespaces": m.escape_whitespaces,
+            },
+        }
+
+
+class SentencePieceDecoder(Decoder):
+    """sentencepiece's decoding of pieces (see the module docstring)."""
+
+    kind = "SentencePiece"
+
+    def __init__(self, model: ModelFile):
+        self.model = model
+        self._types = {}
+        for p in model.pieces:
+            self._types.setdefault(p.piece, p.type)
+
+    def decode_chain(self, tokens):
+        # sentencepiece's Decode: a leading "▁" is consumed while nothing visible has been written
+        # and (unless remove_extra_whitespaces, which consumes every leading one) no "▁" yet.
+        m = self.model
+        out: list[str] = []
+        pending = bytearray()
+        written = False  # any text so far
+        bos_ws_seen = False
+        consume = m.add_dummy_prefix or m.remove_extra_whitespaces
+
+        def flush():
+            nonlocal written
+            if pending:
+                out.append(pending.decode("utf-8", "replace"))
+                pending.clear()
+                written = True
+
+        for piece in tokens:
+            kind = self._types.get(piece)
+            if kind == BYTE and _BYTE_PIECE.fullmatch(piece):
+                pending.append(int(piece[3:5], 16))
+                continue
+            flush()
+            is_bos_ws = not (bos_ws_seen or written)
+            bos_ws_seen = False
+            if kind == CONTROL:
+                continue
+            if kind == UNKNOWN:
+                out.append(m.unk_surface)
+                written = written or bool(m.unk_surface)
+                continue
+            if is_bos_ws and consume and piece.startswith(SPACE):
+                piece = piece[1:]
+                bos_ws_seen = not m.remove_extra_whitespaces
+            piece = piece.replace(SPACE, " ")
+            out.append(piece)
+            written = written or bool(piece)
+        flush()
+        return ["".join(out)]
+
+    def to_dict(self) -> dict:
+        return {"type": self.kind}

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 SUFFIX = ".partial"
@@ -154,26 +155,30 @@ def write_atomic(path, data: bytes) -> None:
     write_atomic_group({path: data})
 
 
+_WRITING = threading.Lock()  # two threads saving the same file would share its partial file's name
+
+
 def write_atomic_group(files: dict) -> None:
     """Writes several files that belong together ({path: bytes}, e.g. vocab.json + merges.txt):
     every file is complete and on disk before the first rename, so a full disk or an error leaves
     the old files untouched; the renames follow in the order given, with Ctrl-C deferred. The
     renames are not one atomic step: readers of such pairs check that they belong together
-    (formats/bpe_files.py puts the vocabulary's hash into the merges header)."""
+    (formats/pair_files.py puts the vocabulary's hash into the merges header)."""
     pairs = []
-    try:
-        for path, data in files.items():
-            path = Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            f, partial = partial_file(path)
-            pairs.append((partial, path))
-            with f:
-                f.write(data)
-        commit(pairs)
-    except BaseException:
-        for partial, _ in pairs:
-            discard(partial)
-        raise
+    with _WRITING:
+        try:
+            for path, data in files.items():
+                path = Path(path)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                f, partial = partial_file(path)
+                pairs.append((partial, path))
+                with f:
+                    f.write(data)
+            commit(pairs)
+        except BaseException:
+            for partial, _ in pairs:
+                discard(partial)
+            raise
 
 
 __all__ = ["clean_stale_partials", "commit", "discard", "partial_file", "partial_path", "write_atomic",

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from typing import NoReturn
 
-from ..vocab_cache import bytes_to_unicode, write_atomic  # noqa: F401 (write_atomic: for the format modules)
+from ..outputs import write_atomic  # noqa: F401 (for the format modules)
+from ..vocab_cache import bytes_to_unicode
 
 BYTE_TO_CHAR: dict[int, str] = bytes_to_unicode()
 CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in BYTE_TO_CHAR.items()}

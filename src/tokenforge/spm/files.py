@@ -179,7 +179,7 @@ def from_hf(obj: dict, *, source: str = "<tokenizer.json>"):
 
 
 def save_hf(tok, path) -> None:
-    from ..vocab_cache import write_atomic
+    from ..outputs import write_atomic
 
     write_atomic(path, json.dumps(to_hf(tok), ensure_ascii=False, indent=1).encode("utf-8"))
 

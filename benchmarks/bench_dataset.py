@@ -270,7 +270,8 @@ def main() -> None:
           f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores")
     ours = best.get("tokenforge")
     for name, r in best.items():
-        ratio = f"  tokenforge {r['seconds'] / ours['seconds']:.2f}x as fast" if ours and name != "tokenforge" else ""
+        ratio = (f"  tokenforge {r['seconds'] / ours['seconds']:.2f}x as fast ({r['cpu'] / ours['cpu']:.2f}x in CPU time)"
+                 if ours and name != "tokenforge" else "")
         print(f"  {name:<12} {r['seconds']:7.2f} s  {mb / r['seconds']:7.1f} MB/s  cpu {r['cpu']:6.1f} s  "
               f"peak RSS {r['rss_mb']:6.0f} MB{ratio}")
 

@@ -285,27 +285,31 @@ def _batches(sources, per_source, skip: int, val_fraction: float, counter, optio
     yield batch, document, counter[0]
 
 
+def _work(batch: list, eot_id: int | None, payload) -> tuple:
+    """(texts, suffix, payload) for encoded(), from (text, ends_document, ...) items: the
+    end-of-text id after each text that ends a document."""
+    texts = [item[0] for item in batch]
+    suffix = [eot_id if item[1] and eot_id is not None else -1 for item in batch]
+    return texts, suffix, payload
+
+
 def _work_items(batches, eot_id: int | None):
-    """(texts, suffix, (batch, documents, bytes)) for encoded(): the end-of-text id after each
-    segment that ends a document."""
     for batch, document, nbytes in batches:
-        texts = [text for text, _, _, _ in batch]
-        suffix = [eot_id if ends and eot_id is not None else -1 for _, ends, _, _ in batch]
-        yield texts, suffix, (batch, document, nbytes)
+        yield _work(batch, eot_id, (batch, document, nbytes))
 
 
 def batched(items, eot_id: int | None = None):
-    """Work items for encoded() from (text, ends_document, ...) items: (texts, suffix, items) for
-    runs of about BATCH_CHARS characters, with eot_id after each text that ends a document."""
+    """Work items for encoded() from (text, ends_document, ...) items, about BATCH_CHARS characters
+    each; the payload is the list of items."""
     batch, chars = [], 0
     for item in items:
         batch.append(item)
         chars += len(item[0])
         if chars >= BATCH_CHARS:
-            yield [t for t, *_ in batch], [eot_id if ends and eot_id is not None else -1 for _, ends, *_ in batch], batch
+            yield _work(batch, eot_id, batch)
             batch, chars = [], 0
     if batch:
-        yield [t for t, *_ in batch], [eot_id if ends and eot_id is not None else -1 for _, ends, *_ in batch], batch
+        yield _work(batch, eot_id, batch)
 
 
 def _prefetched(iterator, depth: int = 1):
@@ -445,9 +449,12 @@ def _via_local_copy(tok, inputs, url: str, options: dict) -> dict:
         if fs.exists(remote_index):
             if resume:
                 fs.get_file(remote_index, str(local / INDEX_NAME))
-                listed = {s.get("file") for s in _read_index(local)["shards"]}
+                listed = {s.get("file") for s in _named_as(url, local, _read_index, local)["shards"]}
             else:  # overwrite: the index goes first, never an index naming shards already removed
-                old = json.loads(fs.cat_file(remote_index))
+                try:
+                    old = json.loads(fs.cat_file(remote_index))
+                except ValueError:
+                    old = None
                 fs.rm(remote_index)
                 for s in old.get("shards", []) if isinstance(old, dict) else []:
                     _remove_remote(fs, root, s.get("file") if isinstance(s, dict) else None)
@@ -464,9 +471,21 @@ def _via_local_copy(tok, inputs, url: str, options: dict) -> dict:
             fs.put_file(str(index), f"{root}/.{INDEX_NAME}.partial")  # then renamed: never half an index
             fs.mv(f"{root}/.{INDEX_NAME}.partial", remote_index)
 
-        return encode_dataset(tok, inputs, local, resume=bool(resume), _publish=publish, **kwargs)
+        return _named_as(url, local, encode_dataset, tok, inputs, local, resume=bool(resume), _publish=publish,
+                         **kwargs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _named_as(url: str, local: Path, fn, *args, **kwargs):
+    """fn(*args, **kwargs), its ValueErrors naming the URL instead of the local copy (the folder in
+    which a remote output is prepared)."""
+    try:
+        return fn(*args, **kwargs)
+    except ValueError as e:
+        if str(local) not in str(e):
+            raise
+        raise ValueError(str(e).replace(str(local), url.rstrip("/"))) from None
 
 
 def _remove_remote(fs, root: str, name) -> None:

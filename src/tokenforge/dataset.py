@@ -7,9 +7,10 @@ Inputs (tokenforge.dataset_readers): text, JSON lines (`field`), Parquet (a colu
 folders, globs, "-" for standard input and fsspec URLs. Every document is encoded as
 `encode_ordinary` would (special-token text is ordinary text) and followed by the end-of-text token
 (`eot`: "auto" picks <|endoftext|>, <|end_of_text|>, </s> or <eos>; a token name, an id, or None).
-Text is read in bounded blocks and cut where a piece boundary is certain (streaming.safe_cut), and
-each batch is encoded on all cores by the native core: memory stays constant and the ids are
-exactly those of encoding each document whole. Tokenizers that are not byte-level BPE (sentencepiece,
+Text is read in bounded blocks and cut where a piece boundary is certain (streaming.safe_cut);
+a reader thread reads ahead, batches of about a million characters are encoded by one native
+thread per core, and the main thread writes them in order (`encoded`): memory stays constant and
+the ids are exactly those of encoding each document whole. Tokenizers that are not byte-level BPE (sentencepiece,
 WordPiece, ...) get each document whole.
 
 Outputs: uint16 when the vocabulary fits, else uint32, native byte order.

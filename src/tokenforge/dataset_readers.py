@@ -8,8 +8,10 @@ Inputs: files, folders (every file below, in sorted order, hidden ones skipped),
 fsspec and the file system's package). Compression is recognised by its magic bytes (gzip; zstd with
 the `zstandard` package), the format by the name without the compression suffix (`.jsonl`,
 `.ndjson`, `.json` -> JSON lines; `.parquet` -> Parquet with pyarrow; anything else -> text) unless
-given. One document per JSON line or Parquet row (the `field` / column); a text file is one document,
-or several split on `separator`.
+given. One document per JSON line or Parquet row (the `field` / column; JSON lines are parsed by
+orjson when installed, by json otherwise and for every line orjson refuses); a text file is one
+document, or several split on `separator`. With a `cut` function, text and long documents are
+yielded as segments of about CHUNK_CHARS characters that end at safe cuts.
 
 What this does *not* read: a JSON file holding one array of records, Parquet from standard input or
 inside a compressed file (Parquet needs to seek; its pages are compressed already), tar archives.

@@ -2,13 +2,21 @@
 """Dataset preparation: a JSON-lines corpus -> one flat array of ids with an end-of-text token after
 each document, by tokenforge (`encode_dataset`), a nanoGPT-style tiktoken + multiprocessing script,
 gigatoken's `encode_files` (flattened with the end-of-text ids and written out), and HF
-`datasets.map` when installed. Each contender runs in a fresh process (time and peak RSS of the
-process; for the multiprocessing script the largest of its workers), the outputs are checked equal, and the ratios are printed.
+`datasets.map` (with tiktoken, `num_proc` = threads) when installed. Each contender runs in a fresh
+process (time and peak RSS of the process; for the multiprocessing script and `datasets.map` the
+largest of the process and its workers), the outputs are checked equal, and the ratios are printed.
+The contenders run interleaved, round after round, so that all see the same machine load; the
+load average is printed.
 
-    python benchmarks/bench_dataset.py [--mb 64] [--threads 2] [--encoding cl100k_base] [--repeat 2] [--input text]
+    python benchmarks/bench_dataset.py [--mb 200] [--threads 2] [--encoding cl100k_base] [--repeat 2]
+                                       [--input jsonl|text] [--corpus real|repeated]
 
-The corpus is the shared mixed benchmark text cut into documents of a few kB (at paragraph ends),
-as JSON lines (default) or as one text file with "\n<|sep|>\n" between documents (--input text).
+--corpus real (default): real documents of this machine, never repeated (tools/make_real_corpus.py
+--dataset: /usr/share/doc, the manual pages in many languages, Python sources and docs), generated
+once into $TMPDIR/tokenforge-bench-dataset. --corpus repeated: the shared mixed benchmark text
+(about 16 MB) cut into documents of a few kB and repeated up to --mb (caches that keep every piece
+seen favour it). As JSON lines (default) or as one text file with "\n<|sep|>\n" between documents
+(--input text).
 """
 
 import argparse
@@ -31,6 +39,25 @@ CONTENDERS = ["tokenforge", "tiktoken_mp", "gigatoken", "hf_datasets"]
 
 
 SEPARATOR = "\n<|sep|>\n"
+
+
+def make_real_corpus(mb: int, folder: pathlib.Path, kind: str) -> pathlib.Path:
+    jsonl = folder / f"dataset-{mb}.jsonl"
+    if not jsonl.exists():
+        subprocess.run([sys.executable, str(HERE.parent / "tools" / "make_real_corpus.py"), str(folder), "--dataset",
+                        "--mb", str(mb)], check=True)
+    if kind == "jsonl":
+        return jsonl
+    path = folder / f"dataset-{mb}.txt"
+    if not path.exists():
+        with open(jsonl, encoding="utf-8") as f:
+            docs = [json.loads(line)["text"] for line in f]
+        if any(SEPARATOR in d for d in docs):
+            raise SystemExit(f"a document of {jsonl} contains the separator {SEPARATOR!r}")
+        tmp = path.with_name(path.name + ".partial")
+        tmp.write_text(SEPARATOR.join(docs), encoding="utf-8")
+        tmp.replace(path)
+    return path
 
 
 def make_corpus(mb: int, folder: pathlib.Path, kind: str) -> pathlib.Path:
@@ -134,9 +161,9 @@ def run_hf_datasets(src, out, name, threads):
     enc = tiktoken.get_encoding(name)
     if src.endswith(".txt"):
         raise SystemExit("hf_datasets: JSON lines only")
-    ds = datasets.load_dataset("json", data_files=str(src), split="train")
+    ds = datasets.load_dataset("json", data_files=str(src), split="train")  # HF_DATASETS_CACHE: a fresh folder
     ds = ds.map(lambda b: {"ids": [enc.encode_ordinary(t) + [enc.eot_token] for t in b["text"]]},
-                batched=True, remove_columns=["text"], num_proc=threads)
+                batched=True, remove_columns=ds.column_names, num_proc=threads)
     with open(out, "wb") as w:
         for batch in ds.iter(batch_size=1024):
             for ids in batch["ids"]:
@@ -151,7 +178,7 @@ def child(args):
     # VmHWM: this process's peak since its exec (ru_maxrss would carry the parent's peak over the fork).
     with open("/proc/self/status") as f:
         hwm_kb = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
-    children_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if args.run == "tiktoken_mp" else 0
+    children_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if args.run in ("tiktoken_mp", "hf_datasets") else 0
     print(json.dumps({"seconds": seconds, "rss_mb": max(hwm_kb, children_kb) / 1024}))
 
 
@@ -166,13 +193,36 @@ def available(name) -> bool:
         return False
 
 
+def run_child(name, src, out, args) -> dict | str:
+    """One run of a contender in a fresh process: its result, or the error's last line."""
+    import shutil
+
+    env = dict(os.environ)
+    hf_cache = tempfile.mkdtemp(prefix="tokenforge-bench-hf-")  # datasets caches its Arrow copies there
+    env["HF_DATASETS_CACHE"] = hf_cache
+    try:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        proc = subprocess.run([sys.executable, __file__, "--run", name, "--src", str(src), "--out", str(out),
+                               "--threads", str(args.threads), "--encoding", args.encoding],
+                              capture_output=True, text=True, env=env)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    finally:
+        shutil.rmtree(hf_cache, ignore_errors=True)
+    if proc.returncode != 0:
+        return (proc.stderr.strip().splitlines() or ["exit status %d" % proc.returncode])[-1]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return result
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mb", type=int, default=64)
+    ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--encoding", default="cl100k_base", choices=["cl100k_base", "o200k_base"])
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--input", choices=["jsonl", "text"], default="jsonl")
+    ap.add_argument("--corpus", choices=["real", "repeated"], default="real")
     ap.add_argument("--only", nargs="+", choices=CONTENDERS, default=CONTENDERS, help="run only these")
     ap.add_argument("--run", choices=CONTENDERS, help=argparse.SUPPRESS)
     ap.add_argument("--src", help=argparse.SUPPRESS)
@@ -183,40 +233,47 @@ def main() -> None:
         return child(args)
     tmp = pathlib.Path(tempfile.gettempdir()) / "tokenforge-bench-dataset"
     tmp.mkdir(exist_ok=True)
-    src = make_corpus(args.mb, tmp, args.input)
+    src = (make_real_corpus if args.corpus == "real" else make_corpus)(args.mb, tmp, args.input)
     nbytes = src.stat().st_size
-    results = {}
+    names = [n for n in args.only if available(n)]
+    for n in args.only:
+        if n not in names:
+            print(f"  {n:<12} not installed, skipped")
+    if args.input == "text" and "hf_datasets" in names:
+        names.remove("hf_datasets")  # it reads JSON lines here
+    best: dict = {}
+    failed: dict = {}
+    loads = [os.getloadavg()[0]]
+    for _ in range(args.repeat):  # interleaved: every contender sees the same load
+        for name in names:
+            if name in failed:
+                continue
+            r = run_child(name, src, tmp / f"{name}.bin", args)
+            if isinstance(r, str):
+                failed[name] = r
+                print(f"  {name:<12} failed: {r}")
+                continue
+            if name not in best or r["seconds"] < best[name]["seconds"]:
+                best[name] = r
+            loads.append(os.getloadavg()[0])
     reference = None
-    for name in args.only:
-        if not available(name):
-            print(f"  {name:<12} not installed, skipped")
-            continue
-        out = tmp / f"{name}.bin"
-        best = None
-        for _ in range(args.repeat):
-            proc = subprocess.run([sys.executable, __file__, "--run", name, "--src", str(src), "--out", str(out),
-                                   "--threads", str(args.threads), "--encoding", args.encoding],
-                                  capture_output=True, text=True, env=os.environ)
-            if proc.returncode != 0:
-                print(f"  {name:<12} failed: {proc.stderr.strip().splitlines()[-1:]}")
-                break
-            r = json.loads(proc.stdout.strip().splitlines()[-1])
-            best = r if best is None or r["seconds"] < best["seconds"] else best
-        if best is None:
-            continue
-        ids = np.fromfile(out, dtype=np.uint32)
+    for name in best:
+        ids = np.fromfile(tmp / f"{name}.bin", dtype=np.uint32)
         if reference is None:
             reference = ids
         elif not np.array_equal(ids, reference):
-            print(f"  {name:<12} output differs from tokenforge's!")
-        results[name] = best
+            print(f"  {name:<12} output differs from {next(iter(best))}'s!")
     mb = nbytes / 1e6
-    print(f"{args.encoding}, {mb:.1f} MB of {'JSON lines' if args.input == 'jsonl' else 'text'}, {0 if reference is None else len(reference):,} tokens, "
-          f"{args.threads} threads, best of {args.repeat}, each in a fresh process")
-    ours = results.get("tokenforge")
-    for name, r in results.items():
-        ratio = f"  tokenforge is {r['seconds'] / ours['seconds']:.2f}x as fast" if ours and name != "tokenforge" else ""
-        print(f"  {name:<12} {r['seconds']:7.2f} s  {mb / r['seconds']:7.1f} MB/s  peak RSS {r['rss_mb']:7.0f} MB{ratio}")
+    kind = "JSON lines" if args.input == "jsonl" else "text"
+    print(f"{args.encoding}, {mb:.1f} MB of {kind} ({args.corpus} corpus), {0 if reference is None else len(reference):,} tokens, "
+          f"{args.threads} threads, best of {args.repeat} interleaved, each in a fresh process; load average "
+          f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores")
+    ours = best.get("tokenforge")
+    for name, r in best.items():
+        ratio = (f"  tokenforge {r['seconds'] / ours['seconds']:.2f}x as fast ({r['cpu'] / ours['cpu']:.2f}x in CPU time)"
+                 if ours and name != "tokenforge" else "")
+        print(f"  {name:<12} {r['seconds']:7.2f} s  {mb / r['seconds']:7.1f} MB/s  cpu {r['cpu']:6.1f} s  "
+              f"peak RSS {r['rss_mb']:6.0f} MB{ratio}")
 
 
 if __name__ == "__main__":

@@ -92,7 +92,7 @@ def test_ctrl_c_while_renaming_keeps_tokenizer_and_listing_together(tmp_path, co
 
     def replace_then_interrupt(src, dst):
         real_replace(src, dst)
-        if str(src).endswith(".partial"):  # the final renames, not those inside each save
+        if not os.path.basename(dst).startswith("."):  # the final renames, not those inside each save
             os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C right after the first of them
 
     monkeypatch.setattr(os, "replace", replace_then_interrupt)

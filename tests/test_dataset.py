@@ -219,6 +219,48 @@ def test_jsonl_errors_name_the_file_and_line(tmp_path, gpt2):
     assert leftovers(tmp_path) == []
 
 
+def test_fast_json_parser_reads_what_json_reads(tmp_path, monkeypatch, gpt2):
+    """orjson (when installed) parses the lines first; whatever it refuses or reads differently
+    from json (escaped lone surrogates, NaN, huge ints, invalid UTF-8 with errors="replace",
+    duplicate keys) must give json's documents."""
+    lines = [
+        '{"text": "plain"}', '{"text": "dup", "text": "last wins"}', '{"text": "\\ud800 lone"}',
+        '{"text": "nan", "x": NaN}', '{"text": "big", "n": 123456789012345678901234567890}',
+        '  {"text": "spaces around"}  ', '{"text": "tab\\tand\\u00e9 \\ud83d\\ude00"}', "",
+        '{"meta": {"text": 1}, "text": "nested field elsewhere"}',
+    ]
+    raw = "\n".join(lines).encode() + b'\n{"text": "bad \xff byte"}\n'
+    (tmp_path / "t.jsonl").write_bytes(raw)
+    source = dataset_readers.Source(str(tmp_path / "t.jsonl"), None)
+
+    def documents():
+        return [t for t, _ in dataset_readers.segments(source, errors="replace")]
+
+    fast = documents()
+    monkeypatch.setattr(dataset_readers, "_fast_json_loads", lambda: None)
+    assert fast == documents()
+    assert fast[1] == "last wins" and fast[2] == "\ud800 lone" and fast[-1] == "bad \ufffd byte"
+
+
+def test_long_json_records_are_cut_and_exact(tmp_path, monkeypatch, corpus_texts, gpt2):
+    """A long record (a 20 MB changelog in a JSON line) is cut at safe cuts like a text file, so
+    that every core encodes it; the ids are those of the whole record."""
+    monkeypatch.setattr(dataset_readers, "CHUNK_CHARS", 4096)
+    monkeypatch.setattr(dataset, "BATCH_CHARS", 10_000)
+    docs = [corpus_texts["shakespeare"][:60_000], "short", MULTILINGUAL * 20, corpus_texts["stdlib"][:50_000]]
+    write_jsonl(tmp_path / "d.jsonl", docs)
+    source = dataset_readers.Source(str(tmp_path / "d.jsonl"), None)
+    cut = dataset._Encoder(gpt2, 2).cut
+    segments = list(dataset_readers.segments(source, cut=cut))
+    assert len(segments) > 20 and max(len(t) for t, _ in segments) <= 3 * 4096
+    assert sum(ends for _, ends in segments) == len(docs)
+    for name in ("gpt2", "o200k_base"):
+        tok = tokenforge.get_encoding(name)
+        meta = dataset.encode_dataset(tok, [tmp_path / "d.jsonl"], tmp_path / f"{name}.bin", num_threads=2)
+        assert dataset.read_ids(tmp_path / f"{name}.bin").tolist() == expected_ids(tok, docs, tok.eot_token)
+        assert meta["documents"] == len(docs)
+
+
 def test_folders_globs_stdin_and_fsspec_urls(tmp_path, docs, gpt2):
     fsspec = pytest.importorskip("fsspec")
     folder = tmp_path / "corpus"
@@ -252,6 +294,61 @@ def test_folders_globs_stdin_and_fsspec_urls(tmp_path, docs, gpt2):
     got = np.concatenate([np.frombuffer(fs.cat(f"/out/shards/{s['file']}"), np.uint16) for s in index["shards"]])
     assert got.tolist() == expected and len(index["shards"]) > 1
     assert not any(p.name.startswith("s3") for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("protocol", ["memory", "file"])
+def test_resume_of_a_remote_sharded_output(tmp_path, monkeypatch, docs, gpt2, protocol):
+    """-o URL --shard-size --resume with the local engine: each checkpoint uploads its shards, then
+    index.json; an interrupted run resumes from the remote index, never uploading a listed shard again."""
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem(protocol)
+    root = f"/resume-{os.getpid()}" if protocol == "memory" else str(tmp_path / "remote")
+    url = f"{protocol}://{root}"
+    write_jsonl(tmp_path / "d.jsonl", docs * 3)
+    once = tmp_path / "once"
+    index = dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], once, shard_size=3000, val_fraction=0.1)
+    monkeypatch.setattr(dataset, "BATCH_CHARS", 20_000)
+    calls = []
+
+    def interrupt(state):
+        calls.append(state.tokens)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=3000, val_fraction=0.1, progress=interrupt)
+    partial = json.loads(fs.cat_file(f"{root}/index.json"))
+    assert partial["complete"] is False and 0 < len(partial["shards"]) < len(index["shards"])
+    fs.pipe_file(f"{root}/train-000099.bin", b"stale shard of a killed run")
+    with pytest.raises(FileExistsError, match="--resume"):
+        dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=3000, val_fraction=0.1)
+    with pytest.raises(ValueError, match=re.escape(url) + "/index.json: cannot resume: shard_size"):
+        dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=4000, val_fraction=0.1, resume=True)
+    uploads = []
+    real_put = type(fs).put_file
+    monkeypatch.setattr(type(fs), "put_file", lambda self, lpath, rpath, **kw: (uploads.append(rpath),
+                                                                                 real_put(self, lpath, rpath, **kw))[1])
+    result = dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=3000, val_fraction=0.1, resume=True)
+    uploaded = {u.rstrip("/").rsplit("/", 1)[-1] for u in uploads}
+    assert not uploaded & {s["file"] for s in partial["shards"]}  # finished shards are not rewritten
+    remote = json.loads(fs.cat_file(f"{root}/index.json"))
+    assert remote == result and remote["complete"] is True
+    assert [s["file"] for s in remote["shards"]] == [s["file"] for s in index["shards"]]
+    assert not fs.exists(f"{root}/train-000099.bin")
+    for split in ("train", "val"):
+        got = [np.frombuffer(fs.cat_file(f"{root}/{s['file']}"), np.uint16) for s in remote["shards"] if s["split"] == split]
+        assert np.concatenate(got).tolist() == dataset.read_shards(once, split).tolist()
+    with pytest.raises(ValueError, match="already complete"):
+        dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=3000, val_fraction=0.1, resume=True)
+    if protocol == "file":  # the command line passes --resume through, with one line for the error
+        r = subprocess.run([sys.executable, "-m", "tokenforge.cli", "encode", "-t", "gpt2", "-q", "--shard-size", "3000",
+                            "--val-fraction", "0.1", "--resume", "-o", url, str(tmp_path / "d.jsonl")],
+                           capture_output=True, text=True)
+        assert r.returncode != 0 and "already complete" in r.stderr and "Traceback" not in r.stderr
+    # overwrite: the old index goes first, then its shards
+    new = dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=100_000, overwrite=True)
+    names = sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(root, detail=False))
+    assert names == ["index.json"] + [s["file"] for s in new["shards"]] and len(new["shards"]) < len(index["shards"])
 
 
 def test_end_of_text_token_choice(tmp_path, corpus_texts, docs):
@@ -339,6 +436,30 @@ def test_shards_resume_and_validation_split(tmp_path, docs, gpt2):
 
 # --------------------------------------------------------------------------------------------------
 # Torn outputs, checked readers, file modes
+
+
+def test_an_error_in_an_encoding_thread_is_raised_and_leaves_nothing(tmp_path, files, gpt2, monkeypatch):
+    """The batches are encoded by a pool of threads: an error there (here a MemoryError on the
+    fourth batch) reaches the caller as itself, later batches are not written, no file is left."""
+    paths, texts = files
+    real_encode = dataset._Encoder.encode
+    calls = []
+
+    def failing(self, texts, suffix):
+        calls.append(len(texts))
+        if len(calls) == 4:
+            raise MemoryError("no memory for this batch")
+        return real_encode(self, texts, suffix)
+
+    monkeypatch.setattr(dataset, "BATCH_CHARS", 20_000)
+    monkeypatch.setattr(dataset._Encoder, "encode", failing)
+    with pytest.raises(MemoryError, match="no memory"):
+        dataset.encode_files(gpt2, paths, tmp_path / "out.bin", num_threads=2)
+    assert not (tmp_path / "out.bin").exists() and leftovers(tmp_path) == []
+    assert len(calls) < 4 + 2 * dataset.IN_FLIGHT * 2  # the pool stopped taking batches
+    monkeypatch.setattr(dataset._Encoder, "encode", real_encode)
+    dataset.encode_files(gpt2, paths, tmp_path / "out.bin", num_threads=2)
+    assert dataset.read_ids(tmp_path / "out.bin").tolist() == expected_ids(gpt2, texts, gpt2.eot_token)
 
 
 def test_disk_full_leaves_nothing_and_a_rerun_works(tmp_path, files, gpt2, monkeypatch):
@@ -482,6 +603,26 @@ def test_outputs_respect_the_umask_and_keep_a_mode(tmp_path, files, gpt2):
         assert os.stat(tmp_path / "out.bin").st_mode & 0o777 == 0o640
         outputs.write_atomic(tmp_path / "w.json", b"{}")
         assert os.stat(tmp_path / "w.json").st_mode & 0o777 == 0o644
+    finally:
+        os.umask(old)
+
+
+def test_write_atomic_group_is_whole_or_nothing(tmp_path):
+    """Several files that belong together: all written and on disk before the first rename; a
+    failure on any of them leaves every old file as it was and no partial file."""
+    vocab, merges = tmp_path / "sub" / "vocab.json", tmp_path / "sub" / "merges.txt"
+    old = os.umask(0o027)
+    try:
+        outputs.write_atomic_group({vocab: b"old vocab", merges: b"old merges"})  # the folder is made
+        assert os.stat(vocab).st_mode & 0o777 == 0o640
+        os.chmod(merges, 0o604)
+        with pytest.raises(TypeError):
+            outputs.write_atomic_group({vocab: b"new vocab", merges: object()})  # fails on the second
+        assert vocab.read_bytes() == b"old vocab" and merges.read_bytes() == b"old merges"
+        assert sorted(p.name for p in vocab.parent.iterdir()) == ["merges.txt", "vocab.json"]
+        outputs.write_atomic_group({vocab: b"new vocab", merges: b"new merges"})
+        assert vocab.read_bytes() == b"new vocab" and merges.read_bytes() == b"new merges"
+        assert os.stat(merges).st_mode & 0o777 == 0o604 and os.stat(vocab).st_mode & 0o777 == 0o640
     finally:
         os.umask(old)
 

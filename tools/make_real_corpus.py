@@ -2,6 +2,7 @@
 """Benchmark corpora from real documents on this machine (nothing is downloaded or committed).
 
     python tools/make_real_corpus.py OUT_DIR [--mb 8] [--install]
+    python tools/make_real_corpus.py OUT_DIR --dataset [--mb 200]
 
 Writes three UTF-8 files of up to --mb MB each:
   english.txt       English prose: ../shared/corpora, then /usr/share/doc (README, copyright,
@@ -10,6 +11,13 @@ Writes three UTF-8 files of up to --mb MB each:
                     Japanese, Chinese, Russian, Korean, Polish, ...) with groff requests and font
                     escapes removed, the languages interleaved page by page
   code.txt          Python's standard library sources
+With --dataset, writes instead one JSON-lines file `dataset-<MB>.jsonl` of up to --mb MB for the
+dataset benchmark: one record {"text": ..., "source": path} per real document, never repeated
+(documents with the same text are kept once): every text file under /usr/share/doc and the common
+licenses, every manual page of /usr/share/man (English and the localized ones), the Python sources
+and the Markdown / reST / text documentation of the standard library and of site-packages; the four
+kinds interleaved document by document, so that any part of the file is a mix of prose, manual
+pages in many languages, and code.
 With --install, first installs manpages-de manpages-ja manpages-zh manpages-ru manpages-fr with
 apt-get when they are missing (needs root and Debian's archive). The order of files is sorted, so
 the output is the same on every run on the same machine.
@@ -96,6 +104,87 @@ def code(limit: int) -> str:
     return take((read_text(p) for p in sorted(stdlib.rglob("*.py")) if "test" not in p.parts), limit)
 
 
+_NOT_PROSE = (".html", ".png", ".svg", ".css", ".js", ".pdf", ".ps", ".ps.gz", ".eps", ".tar", ".tar.gz", ".tgz",
+              ".json", ".json.gz")
+
+
+def _looks_binary(text: str) -> bool:
+    """Archives and dumps that happen to be valid UTF-8: NUL bytes or many control characters."""
+    controls = sum(text.count(c) for c in "\x00\x01\x02\x03\x04\x05\x06\x07\x0e\x0f\x10\x1b")
+    return controls > len(text) // 1000
+
+
+def _files(root: pathlib.Path, suffixes: tuple[str, ...]):
+    if not root.is_dir():
+        return
+    for p in sorted(root.rglob("*")):
+        if p.suffix in suffixes and p.is_file() and not p.is_symlink():
+            yield p
+
+
+def dataset_documents():
+    """(source path, text) of the real documents named in the module docstring, interleaved by kind."""
+    doc_root, man_root = pathlib.Path("/usr/share/doc"), pathlib.Path("/usr/share/man")
+    python_roots = sorted({pathlib.Path(sysconfig.get_paths()[k]) for k in ("stdlib", "purelib", "platlib")})
+    python_roots = [r for r in python_roots if not any(r != o and o in r.parents for o in python_roots)]
+
+    def prose():
+        for p in sorted(pathlib.Path("/usr/share/common-licenses").glob("*")):
+            if p.is_file():
+                yield p, read_text(p)
+        for p in sorted(doc_root.rglob("*")):
+            if p.is_file() and not p.name.endswith(_NOT_PROSE):
+                yield p, read_text(p)
+
+    def manuals():
+        for p in sorted(man_root.rglob("*.gz")):
+            yield p, man_text(read_text(p))
+
+    def code():
+        for root in python_roots:
+            for p in _files(root, (".py",)):
+                yield p, read_text(p)
+
+    def python_docs():
+        for root in python_roots:
+            for p in _files(root, (".md", ".rst", ".txt")):
+                yield p, read_text(p)
+
+    kinds = [prose(), manuals(), code(), python_docs()]
+    for group in itertools.zip_longest(*kinds):
+        for item in group:
+            if item is not None:
+                yield item
+
+
+def write_dataset(path: pathlib.Path, limit: int) -> tuple[int, int]:
+    """Writes up to `limit` bytes of JSON lines from dataset_documents(); (documents, bytes of text)."""
+    import hashlib
+    import json
+
+    seen: set[bytes] = set()
+    documents = size = 0
+    tmp = path.with_name(path.name + ".partial")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for source, text in dataset_documents():
+            # gigatoken's readers encode "<|endoftext|>" found in a document as the special token
+            text = text.replace("<|endoftext|>", "<|end of text|>")
+            if not text.strip() or _looks_binary(text):
+                continue
+            digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
+            if digest in seen:
+                continue
+            seen.add(digest)
+            line = json.dumps({"text": text, "source": str(source)}, ensure_ascii=False) + "\n"
+            f.write(line)
+            documents += 1
+            size += len(line.encode("utf-8"))
+            if size >= limit:
+                break
+    tmp.replace(path)
+    return documents, size
+
+
 def install_manpages() -> None:
     wanted = ["manpages-de", "manpages-ja", "manpages-zh", "manpages-ru", "manpages-fr"]
     missing = [w for w in wanted if subprocess.run(["dpkg", "-s", w], capture_output=True).returncode != 0]
@@ -108,11 +197,17 @@ def main() -> None:
     ap.add_argument("out_dir", type=pathlib.Path)
     ap.add_argument("--mb", type=float, default=8)
     ap.add_argument("--install", action="store_true")
+    ap.add_argument("--dataset", action="store_true", help="one JSON-lines file of real documents (see above)")
     args = ap.parse_args()
     if args.install:
         install_manpages()
     limit = int(args.mb * 1e6)
     args.out_dir.mkdir(parents=True, exist_ok=True)
+    if args.dataset:
+        path = args.out_dir / f"dataset-{args.mb:g}.jsonl"
+        documents, size = write_dataset(path, limit)
+        print(f"{path}: {documents} documents, {size / 1e6:.1f} MB", file=sys.stderr)
+        return
     for name, make in (("english", english), ("multilingual", multilingual), ("code", code)):
         text = make(limit)
         (args.out_dir / f"{name}.txt").write_text(text, encoding="utf-8")

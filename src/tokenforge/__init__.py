@@ -18,12 +18,11 @@ from .spm.trainer import train_unigram
 from .io import load
 from . import formats  # registers the file formats' writers with the Tokenizer
 from .train import train_bpe, train_bpe_from_counts
+from . import distributed as _distributed  # registers train_bpe(engine="ray"); Ray itself is imported on use
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "AddedToken",
-    "decoders",
     "AddedToken",
     "decoders",
     "CharBPETokenizer",

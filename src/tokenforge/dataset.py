@@ -7,9 +7,10 @@ Inputs (tokenforge.dataset_readers): text, JSON lines (`field`), Parquet (a colu
 folders, globs, "-" for standard input and fsspec URLs. Every document is encoded as
 `encode_ordinary` would (special-token text is ordinary text) and followed by the end-of-text token
 (`eot`: "auto" picks <|endoftext|>, <|end_of_text|>, </s> or <eos>; a token name, an id, or None).
-Text is read in bounded blocks and cut where a piece boundary is certain (streaming.safe_cut), and
-each batch is encoded on all cores by the native core: memory stays constant and the ids are
-exactly those of encoding each document whole. Tokenizers that are not byte-level BPE (sentencepiece,
+Text is read in bounded blocks and cut where a piece boundary is certain (streaming.safe_cut);
+a reader thread reads ahead, batches of about a million characters are encoded by one native
+thread per core, and the main thread writes them in order (`encoded`): memory stays constant and
+the ids are exactly those of encoding each document whole. Tokenizers that are not byte-level BPE (sentencepiece,
 WordPiece, ...) get each document whole.
 
 Outputs: uint16 when the vocabulary fits, else uint32, native byte order.
@@ -28,6 +29,7 @@ fsync, and readers refuse a data file whose sidecar is missing or does not match
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -35,12 +37,13 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from .dataset_files import (INDEX_NAME, READABLE_DTYPES, SHARDS_FORMAT, _Part, _read_index, _ShardedOutput,
-                            _SingleOutput, dtype_for, open_shards, read_ids, read_shards)
+from .dataset_files import (_SHARD_NAME, INDEX_NAME, READABLE_DTYPES, SHARDS_FORMAT, _Part, _read_index,
+                            _ShardedOutput, _SingleOutput, dtype_for, open_shards, read_ids, read_shards)
 from .dataset_readers import CHUNK_CHARS, expand_inputs, is_url, require_fsspec, segments
 from .streaming import safe_cut
 
-BATCH_CHARS = 8 << 20  # characters encoded together (bounded memory in flight)
+BATCH_CHARS = 1 << 20  # characters per batch: what one encoding thread takes at a time
+IN_FLIGHT = 4  # batches per encoding thread queued or being encoded (bounds the memory in flight)
 EOT_CANDIDATES = ("<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>")
 
 __all__ = ["encode_dataset", "encode_files", "read_ids", "open_shards", "read_shards", "dtype_for", "CHUNK_CHARS",
@@ -52,7 +55,13 @@ __all__ = ["encode_dataset", "encode_files", "read_ids", "open_shards", "read_sh
 
 
 class _Encoder:
-    """Encodes batches of segments into one flat array, for every tokenizer family."""
+    """Encodes batches of segments into one flat array, for every tokenizer family.
+
+    encoded() calls encode from `workers` threads at once: for the native core one thread per core,
+    each encoding whole batches alone (the core releases the GIL, writes the ids of one thread
+    straight into the flat array, and its per-thread piece cache stays warm from batch to batch, as
+    the threads live as long as the run); other tokenizers get one caller, which hands `threads`
+    to their own batch encoder."""
 
     def __init__(self, tok, threads: int):
         self.tok = tok
@@ -62,19 +71,20 @@ class _Encoder:
         self.native = (byte_level and getattr(tok, "_native_pattern", -1) >= 0
                        and hasattr(core, "encode_ordinary_batch_flat"))
         self.cuttable = byte_level  # documents may be cut at safe cuts (streaming.py)
+        self.workers = threads if self.native else 1
 
     def cut(self, buffer: str, start: int, end: int) -> int:
         return safe_cut(buffer, (), start=start, end=end)  # encode_ordinary: no special token is matched
 
     def encode(self, texts: list[str], suffix: list[int]) -> tuple[np.ndarray, list[int]]:
         """(flat uint32 ids, ids per text): text k's ids, then suffix[k] if it is >= 0."""
-        if self.native:
+        if self.native:  # one thread here: `workers` callers run at once (see encoded())
             try:
-                ids, counts = self.tok._core.encode_ordinary_batch_flat(texts, suffix, self.threads)
+                ids, counts = self.tok._core.encode_ordinary_batch_flat(texts, suffix, 1)
             except UnicodeEncodeError:  # lone surrogates: as encode_ordinary does
                 texts = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
-                ids, counts = self.tok._core.encode_ordinary_batch_flat(texts, suffix, self.threads)
-            return ids, list(counts)
+                ids, counts = self.tok._core.encode_ordinary_batch_flat(texts, suffix, 1)
+            return ids, counts
         per_text = [ids + [s] if s >= 0 else ids for ids, s in zip(self._encode_many(texts), suffix)]
         flat = np.fromiter((i for ids in per_text for i in ids), dtype=np.uint32)
         return flat, [len(ids) for ids in per_text]
@@ -174,6 +184,7 @@ def encode_dataset(
     num_threads: int | None = None,
     errors: str = "strict",
     progress: Callable[[Progress], None] | None = None,
+    _publish=None,
 ) -> dict:
     """Encodes the inputs (paths, folders, globs, URLs, "-") into `output`; returns the metadata (the
     sidecar of the train file, or the shards' index). See the module docstring."""
@@ -222,7 +233,7 @@ def encode_dataset(
     if shard_size is None:
         out = _SingleOutput(output, dtype, splits, overwrite)
     else:
-        out = _ShardedOutput(output, dtype, splits, shard_size, header, overwrite, resume)
+        out = _ShardedOutput(output, dtype, splits, shard_size, header, overwrite, resume, _publish)
     state = Progress(sum(s.size or 0 for s in sources) if all(s.size is not None for s in sources) else None)
     started = time.perf_counter()
     counter = [0]
@@ -232,12 +243,7 @@ def encode_dataset(
                            dict(fmt=input_format, field=field, separator=separator, errors=errors,
                                 cut=encoder.cut if encoder.cuttable else None))
         document = getattr(out, "skip", 0)
-        for batch, document, nbytes in _prefetched(batches):
-            if not batch:
-                continue
-            texts = [t for t, _, _, _ in batch]
-            suffix = [eot_id if ends and eot_id is not None else -1 for _, ends, _, _ in batch]
-            ids, counts = encoder.encode(texts, suffix)
+        for (batch, document, nbytes), ids, counts in encoded(encoder, _work_items(batches, eot_id)):
             _write_batch(out, batch, ids, counts)
             for (_, _, _, k), n in zip(batch, counts):
                 per_source[k]["tokens"] += n
@@ -278,6 +284,33 @@ def _batches(sources, per_source, skip: int, val_fraction: float, counter, optio
                 yield batch, document, counter[0]
                 batch, chars = [], 0
     yield batch, document, counter[0]
+
+
+def _work(batch: list, eot_id: int | None, payload) -> tuple:
+    """(texts, suffix, payload) for encoded(), from (text, ends_document, ...) items: the
+    end-of-text id after each text that ends a document."""
+    texts = [item[0] for item in batch]
+    suffix = [eot_id if item[1] and eot_id is not None else -1 for item in batch]
+    return texts, suffix, payload
+
+
+def _work_items(batches, eot_id: int | None):
+    for batch, document, nbytes in batches:
+        yield _work(batch, eot_id, (batch, document, nbytes))
+
+
+def batched(items, eot_id: int | None = None):
+    """Work items for encoded() from (text, ends_document, ...) items, about BATCH_CHARS characters
+    each; the payload is the list of items."""
+    batch, chars = [], 0
+    for item in items:
+        batch.append(item)
+        chars += len(item[0])
+        if chars >= BATCH_CHARS:
+            yield _work(batch, eot_id, batch)
+            batch, chars = [], 0
+    if batch:
+        yield _work(batch, eot_id, batch)
 
 
 def _prefetched(iterator, depth: int = 1):
@@ -322,6 +355,31 @@ def _prefetched(iterator, depth: int = 1):
         thread.join(timeout=10)
 
 
+def encoded(encoder: _Encoder, work):
+    """Encodes work items (texts, suffix, payload) and yields (payload, ids, counts) in their order.
+    The items are made in a reader thread (reading, decompressing, parsing, cutting), encoded by
+    `encoder.workers` threads, and handed back here (where they are written): the three overlap,
+    with at most IN_FLIGHT items per encoding thread waiting or under way."""
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    window = IN_FLIGHT * encoder.workers
+    pending: deque = deque()
+    with ThreadPoolExecutor(encoder.workers, thread_name_prefix="tokenforge-encode") as pool:
+        try:
+            for texts, suffix, payload in _prefetched(work, depth=window):
+                pending.append((pool.submit(encoder.encode, texts, suffix), payload))
+                if len(pending) >= window:
+                    future, payload = pending.popleft()
+                    yield (payload, *future.result())
+            while pending:
+                future, payload = pending.popleft()
+                yield (payload, *future.result())
+        finally:
+            for future, _ in pending:
+                future.cancel()
+
+
 def _write_batch(out, batch, ids: np.ndarray, counts: list[int]) -> None:
     """Writes the ids of a batch, run by run of segments of the same split; an output that may close
     a shard at a document end (sharded) is told of each."""
@@ -358,34 +416,85 @@ def _report(progress, state: Progress, counter, documents: int, started: float) 
 
 
 def _via_local_copy(tok, inputs, url: str, options: dict) -> dict:
-    """Writes to an fsspec URL: encodes into a local temporary folder, then uploads each file (the
-    sidecar / index last). Resume is not supported there."""
+    """Writes to an fsspec URL. One file: encoded into a local temporary folder, then uploaded (the
+    sidecar last). Shards: encoded in a local temporary folder and uploaded at each checkpoint (the
+    new shards, then index.json), each local shard removed once uploaded; resume reads the remote
+    index.json and continues after the shards it lists."""
     import shutil
     import tempfile
 
     fsspec = require_fsspec(url)
-    if options.get("resume"):
-        raise ValueError(f"{url}: --resume works on local outputs only")
     fs, _, (root,) = fsspec.get_fs_token_paths(url)
-    protocol = url.split("://", 1)[0]
+    root = root.rstrip("/")
     sharded = options.get("shard_size") is not None
-    if not options.get("overwrite") and (fs.exists(root) if not sharded else fs.exists(root + "/" + INDEX_NAME)):
-        raise FileExistsError(f"{url} already exists; pass --overwrite (overwrite=True) to replace it")
+    resume, overwrite = options.get("resume"), options.get("overwrite")
+    remote_index = f"{root}/{INDEX_NAME}"
+    if not overwrite and not resume and (fs.exists(remote_index) if sharded else fs.exists(root)):
+        raise FileExistsError(f"{url} already exists; pass --overwrite (overwrite=True) to replace it"
+                              + (", or --resume (resume=True) to continue it" if sharded else ""))
     kwargs = {k: options[k] for k in ("input_format", "field", "separator", "eot", "shard_size", "val_fraction",
                                        "num_threads", "errors", "progress")}
     tmp = Path(tempfile.mkdtemp(prefix="tokenforge-upload-"))
     try:
-        name = "out" if sharded else os.path.basename(root)
-        meta = encode_dataset(tok, inputs, tmp / name, **kwargs)
-        local = tmp / name
-        files = sorted(local.iterdir()) if sharded else sorted(tmp.iterdir())
-        last = [f for f in files if f.name.endswith(".json")]
-        target_dir = root if sharded else os.path.dirname(root)
-        for f in [f for f in files if f not in last] + last:
-            fs.put_file(str(f), f"{target_dir}/{f.name}")
-        return meta
+        if not sharded:
+            name = os.path.basename(root)
+            meta = encode_dataset(tok, inputs, tmp / name, **kwargs)
+            files = sorted(tmp.iterdir())
+            last = [f for f in files if f.name.endswith(".json")]
+            for f in [f for f in files if f not in last] + last:
+                fs.put_file(str(f), f"{os.path.dirname(root)}/{f.name}")
+            return meta
+        local = tmp / "out"
+        local.mkdir()
+        listed: set = set()
+        if fs.exists(remote_index):
+            if resume:
+                fs.get_file(remote_index, str(local / INDEX_NAME))
+                listed = {s.get("file") for s in _named_as(url, local, _read_index, local)["shards"]}
+            else:  # overwrite: the index goes first, never an index naming shards already removed
+                try:
+                    old = json.loads(fs.cat_file(remote_index))
+                except ValueError:
+                    old = None
+                fs.rm(remote_index)
+                for s in old.get("shards", []) if isinstance(old, dict) else []:
+                    _remove_remote(fs, root, s.get("file") if isinstance(s, dict) else None)
+        fs.makedirs(root, exist_ok=True)
+        for path in fs.ls(root, detail=False):  # shards of a killed run after its last checkpoint
+            name = path.rstrip("/").rsplit("/", 1)[-1]
+            if name not in listed and _SHARD_NAME.fullmatch(name):
+                fs.rm(path)
+
+        def publish(shards: list[Path], index: Path) -> None:
+            for shard in shards:  # an object store makes each object appear whole
+                fs.put_file(str(shard), f"{root}/{shard.name}")
+                shard.unlink()  # the local disk holds the shards of one checkpoint at a time
+            fs.put_file(str(index), f"{root}/.{INDEX_NAME}.partial")  # then renamed: never half an index
+            fs.mv(f"{root}/.{INDEX_NAME}.partial", remote_index)
+
+        return _named_as(url, local, encode_dataset, tok, inputs, local, resume=bool(resume), _publish=publish,
+                         **kwargs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _named_as(url: str, local: Path, fn, *args, **kwargs):
+    """fn(*args, **kwargs), its ValueErrors naming the URL instead of the local copy (the folder in
+    which a remote output is prepared)."""
+    try:
+        return fn(*args, **kwargs)
+    except ValueError as e:
+        if str(local) not in str(e):
+            raise
+        raise ValueError(str(e).replace(str(local), url.rstrip("/"))) from None
+
+
+def _remove_remote(fs, root: str, name) -> None:
+    if isinstance(name, str) and _SHARD_NAME.fullmatch(name):
+        try:
+            fs.rm(f"{root}/{name}")
+        except FileNotFoundError:
+            pass
 
 
 def encode_files(

@@ -134,8 +134,12 @@ class _ShardedOutput:
 
     per_document = True
 
-    def __init__(self, folder: Path, dtype, splits, shard_size: int, header: dict, overwrite: bool, resume: bool):
+    def __init__(self, folder: Path, dtype, splits, shard_size: int, header: dict, overwrite: bool, resume: bool,
+                 publish=None):
+        """publish(shards, index_path), if given, is called after each checkpoint with the paths of
+        the shards just completed (a remote output uploads them, then the index)."""
         self.folder, self.dtype, self.splits, self.shard_size = folder, dtype, splits, shard_size
+        self.publish = publish
         self.index_path = folder / INDEX_NAME
         self.header = header
         self.shards: list[dict] = []
@@ -202,6 +206,8 @@ class _ShardedOutput:
                 outputs.discard(partial)
             raise
         _commit_or_discard(pairs + [(index_partial, self.index_path)], ())
+        if self.publish is not None:
+            self.publish([target for _, target in pairs], self.index_path)
         return index
 
     def finish(self, meta: dict) -> dict:

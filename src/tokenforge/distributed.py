@@ -47,6 +47,7 @@ import numpy as np
 
 from . import _core
 from .outputs import write_atomic
+from .train import DEFAULT_CHUNK_SIZE, ENGINES, _check_path, _Counting, _NoProgress, _Plan, _sources, _workers
 
 DEFAULT_RANGE_SIZE = 64 << 20  # bytes of a file per counting task / encoding shard
 DEFAULT_FANOUT = 4  # tables merged by one reduce task
@@ -226,8 +227,6 @@ def file_ranges(path, size: int, range_size: int, cutter, *, avoid: bytes | None
 
 
 def _count_range(plan, path, start: int, end: int, chunk_size: int, errors: str, threads: int, crash_once):
-    from .train import _Counting, _NoProgress
-
     _crash_if_asked(crash_once, "count")
     counting = _Counting(plan, threads)
     counting.count_file(path, chunk_size, errors, _NoProgress(), range_start=start, range_end=end)
@@ -309,8 +308,6 @@ def train_bpe_ray(
 
     num_workers is the native threads of each counting task (default 1: one task per CPU);
     range_size the bytes per task; fanout the tables merged per reduce task."""
-    from .train import DEFAULT_CHUNK_SIZE, _check_path, _Plan, _sources, _workers
-
     plan = _Plan(vocab_size, pattern, special_tokens, min_frequency, verbose, name)
     threads = 1 if num_workers is None else _workers(num_workers)
     chunk_size = DEFAULT_CHUNK_SIZE if chunk_size is None else chunk_size
@@ -328,6 +325,9 @@ def train_bpe_ray(
                               range_size=range_size, fanout=fanout, max_retries=max_retries, address=address,
                               stats=stats, _crash_once=_crash_once)
     return plan.train(counter)
+
+
+ENGINES["ray"] = train_bpe_ray  # train_bpe(..., engine="ray")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -393,11 +393,20 @@ def _finish_part(part, out_path: str) -> dict:
     return info
 
 
+def _encode_into(part, encoder, segments, eot) -> None:
+    """Encodes (text, ends_document) segments on the encoder's threads (a reader thread reading
+    ahead) and appends their ids to part, an end-of-text id after each document if eot is not None."""
+    from .dataset import batched, encoded
+
+    for _, ids, _ in encoded(encoder, batched(segments, eot)):
+        part.write(ids)
+
+
 def _encode_shard(tok, path, start: int, end: int, final: bool, separator, eot, errors: str, out_path: str,
                   threads: int, crash_once) -> dict:
     """Encodes bytes [start, end) of a file into out_path (raw ids); returns its index entry (count,
     bytes, crc32). Creates the output folder (a worker may not see the driver's file system)."""
-    from .dataset import BATCH_CHARS, _Encoder
+    from .dataset import _Encoder
     from .dataset_readers import text_blocks, text_segments
 
     _crash_if_asked(crash_once, "encode")
@@ -405,20 +414,9 @@ def _encode_shard(tok, path, start: int, end: int, final: bool, separator, eot, 
     part = _open_part(tok, out_path)
     try:
         with io.BufferedReader(_RangeReader(path, start, end)) as raw:
-            batch: list[str] = []
-            suffix: list[int] = []
-            chars = 0
             blocks = text_blocks(raw, f"{path} (bytes {start}..{end})", errors)
             cut = encoder.cut if encoder.cuttable else None
-            for text, ends in text_segments(blocks, separator, cut, final):
-                batch.append(text)
-                suffix.append(eot if ends and eot is not None else -1)
-                chars += len(text)
-                if chars >= BATCH_CHARS:
-                    part.write(encoder.encode(batch, suffix)[0])
-                    batch, suffix, chars = [], [], 0
-            if batch:
-                part.write(encoder.encode(batch, suffix)[0])
+            _encode_into(part, encoder, text_segments(blocks, separator, cut, final), eot)
         info = _finish_part(part, out_path)
     except BaseException:
         part.discard()
@@ -430,26 +428,15 @@ def _encode_source(tok, name: str, input_format: str, field: str, separator, eot
                    threads: int, crash_once) -> dict:
     """Encodes one whole source (JSON lines, Parquet, compressed, a URL) into out_path with the
     dataset readers; returns its index entry."""
-    from .dataset import BATCH_CHARS, _Encoder
+    from .dataset import _Encoder
     from .dataset_readers import Source, segments
 
     _crash_if_asked(crash_once, "encode")
     encoder = _Encoder(tok, threads)
     part = _open_part(tok, out_path)
     try:
-        batch: list[str] = []
-        suffix: list[int] = []
-        chars = 0
-        for text, ends in segments(Source(name, None), fmt=input_format, field=field, separator=separator,
-                                   errors=errors, cut=encoder.cut if encoder.cuttable else None):
-            batch.append(text)
-            suffix.append(eot if ends and eot is not None else -1)
-            chars += len(text)
-            if chars >= BATCH_CHARS:
-                part.write(encoder.encode(batch, suffix)[0])
-                batch, suffix, chars = [], [], 0
-        if batch:
-            part.write(encoder.encode(batch, suffix)[0])
+        _encode_into(part, encoder, segments(Source(name, None), fmt=input_format, field=field, separator=separator,
+                                             errors=errors, cut=encoder.cut if encoder.cuttable else None), eot)
         info = _finish_part(part, out_path)
     except BaseException:
         part.discard()

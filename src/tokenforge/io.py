@@ -22,7 +22,7 @@ import base64
 import json
 from pathlib import Path
 
-from .vocab_cache import write_atomic
+from .outputs import write_atomic
 
 FORMAT_NAME = "tokenforge"
 FORMAT_VERSION = 1

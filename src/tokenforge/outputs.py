@@ -9,12 +9,14 @@
   (a sidecar naming the data file's size and checksum), and removes the old one first (`retire`), so
   that a crash between the renames leaves a data file without a sidecar — refused by the readers —
   never a new data file beside an old sidecar.
-- `write_atomic(path, data)` is the one-file case.
+- `write_atomic(path, data)` and `write_atomic_group({path: data, ...})` write whole files from
+  bytes: the one writer of whole files for the package (tokenizer files, vocabularies, reports).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 SUFFIX = ".partial"
@@ -150,16 +152,34 @@ def discard(path) -> None:
 
 def write_atomic(path, data: bytes) -> None:
     """Writes data to path through a partial file and a rename: never a half-written file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    f, partial = partial_file(path)
-    try:
-        with f:
-            f.write(data)
-        commit([(partial, path)])
-    except BaseException:
-        discard(partial)
-        raise
+    write_atomic_group({path: data})
 
 
-__all__ = ["clean_stale_partials", "commit", "discard", "partial_file", "partial_path", "write_atomic"]
+_WRITING = threading.Lock()  # two threads saving the same file would share its partial file's name
+
+
+def write_atomic_group(files: dict) -> None:
+    """Writes several files that belong together ({path: bytes}, e.g. vocab.json + merges.txt):
+    every file is complete and on disk before the first rename, so a full disk or an error leaves
+    the old files untouched; the renames follow in the order given, with Ctrl-C deferred. The
+    renames are not one atomic step: readers of such pairs check that they belong together
+    (formats/pair_files.py puts the vocabulary's hash into the merges header)."""
+    pairs = []
+    with _WRITING:
+        try:
+            for path, data in files.items():
+                path = Path(path)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                f, partial = partial_file(path)
+                pairs.append((partial, path))
+                with f:
+                    f.write(data)
+            commit(pairs)
+        except BaseException:
+            for partial, _ in pairs:
+                discard(partial)
+            raise
+
+
+__all__ = ["clean_stale_partials", "commit", "discard", "partial_file", "partial_path", "write_atomic",
+           "write_atomic_group"]

@@ -46,6 +46,12 @@ _MERGES_PER_STEP = 256
 __all__ = ["train_bpe", "train_bpe_from_counts"]
 
 
+# Training engines besides "local", by name: the modules that implement them register here
+# (tokenforge.distributed adds "ray" when the package is imported), so this module never imports
+# them; they import it.
+ENGINES: dict = {}
+
+
 def train_bpe(
     source: PathLike | Sequence[PathLike] | Iterable[str],
     vocab_size: int,
@@ -91,16 +97,14 @@ def train_bpe(
     FileNotFoundError / IsADirectoryError for a bad path; TypeError for arguments of the wrong type;
     ImportError for engine="ray" without Ray installed.
     """
-    if engine == "ray":
-        from .distributed import train_bpe_ray
-
-        return train_bpe_ray(
+    if engine != "local":
+        if engine not in ENGINES:
+            raise ValueError(f'engine must be {" or ".join(map(repr, ["local", *ENGINES]))}, got {engine!r}')
+        return ENGINES[engine](
             source, vocab_size, pattern=pattern, special_tokens=special_tokens, min_frequency=min_frequency,
             num_workers=num_workers, chunk_size=chunk_size, errors=errors, verbose=verbose, name=name,
             address=ray_address,
         )
-    if engine != "local":
-        raise ValueError(f'engine must be "local" or "ray", got {engine!r}')
     if ray_address is not None:
         raise ValueError('ray_address is only used with engine="ray"')
     plan = _Plan(vocab_size, pattern, special_tokens, min_frequency, verbose, name)

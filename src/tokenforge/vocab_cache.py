@@ -15,11 +15,11 @@ import base64
 import hashlib
 import json
 import os
-import stat
 import tempfile
 from pathlib import Path
 
 from .byte_alphabet import BYTE_TO_CHAR, CHAR_TO_BYTE
+from .outputs import write_atomic
 
 
 class VocabularyNotFound(OSError):
@@ -83,77 +83,6 @@ def _not_found(url: str, sha256: str, where: Path, why: str) -> VocabularyNotFou
         f"Place that file at {where} (sha256 {sha256}),\n"
         f"or in a tiktoken cache folder named by TIKTOKEN_CACHE_DIR under the name {cache_key(url)}."
     )
-
-
-def _umask() -> int:
-    """The process umask, read without changing it where Linux tells it (/proc), else the classic
-    set-and-restore (not thread-safe, hence only the fallback)."""
-    try:
-        with open("/proc/self/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def file_mode_for(path: Path) -> int:
-    """The mode a new file at `path` gets: an existing file's mode is kept, a new one gets 0666 minus
-    the umask (what `open(path, "w")` gives; `mkstemp` alone would give 0600)."""
-    try:
-        return stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        return 0o666 & ~_umask()
-
-
-def _write_temporary(path: Path, data: bytes) -> str:
-    """Writes data to a hidden temporary file beside path, flushed to disk, with the final mode."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fchmod(f.fileno(), file_mode_for(path))
-            os.fsync(f.fileno())
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-    return tmp
-
-
-def _unlink_quietly(path) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Writes data to path through a temporary file and a rename: never a half-written file."""
-    write_atomic_group({Path(path): data})
-
-
-def write_atomic_group(files: dict) -> None:
-    """Writes several files that belong together (vocab.json + merges.txt): every file is complete
-    and on disk before the first rename, so a full disk or an error leaves the old files untouched.
-    The renames themselves are not one atomic step; readers of such pairs check that they belong
-    together (formats/bpe_files.py puts the vocabulary's hash into the merges header)."""
-    files = {Path(p): data for p, data in files.items()}
-    for path in files:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    temporaries: dict[Path, str] = {}
-    try:
-        for path, data in files.items():
-            temporaries[path] = _write_temporary(path, data)
-        for path, tmp in temporaries.items():
-            os.replace(tmp, path)
-    finally:
-        for tmp in temporaries.values():
-            if os.path.exists(tmp):
-                _unlink_quietly(tmp)
 
 
 def parse_tiktoken_bpe(contents: bytes, source: str = "<tiktoken file>") -> dict[bytes, int]:

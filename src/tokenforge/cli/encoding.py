@@ -162,33 +162,23 @@ def _count_stream(tok, names: list[str], errors: str, threads, progress) -> list
     and encoded in batches across files (many small files keep every core busy)."""
     import os
 
-    from ..dataset import BATCH_CHARS, _Encoder
+    from ..dataset import _Encoder, batched, encoded
     from ..dataset_readers import Source, segments
 
     encoder = _Encoder(tok, threads or os.cpu_count() or 1)
     counts = [0] * len(names)
-    batch: list[tuple[int, str]] = []
-    chars = 0
     counter = [0]
 
-    def flush():
-        nonlocal chars
-        if batch:
-            _, per_text = encoder.encode([t for _, t in batch], [-1] * len(batch))
-            for (k, _), n in zip(batch, per_text):
-                counts[k] += n
-            batch.clear()
-            chars = 0
-            progress(counter[0], sum(counts))
+    def items():
+        for k, name in enumerate(names):
+            for text, _ in segments(Source(name, None), fmt="text", errors=errors,
+                                    cut=encoder.cut if encoder.cuttable else None, counter=counter):
+                yield text, False, k
 
-    for k, name in enumerate(names):
-        for text, _ in segments(Source(name, None), fmt="text", errors=errors,
-                                cut=encoder.cut if encoder.cuttable else None, counter=counter):
-            batch.append((k, text))
-            chars += len(text)
-            if chars >= BATCH_CHARS:
-                flush()
-    flush()
+    for batch, _, per_text in encoded(encoder, batched(items())):
+        for (_, _, k), n in zip(batch, per_text):
+            counts[k] += n
+        progress(counter[0], sum(counts))
     return counts
 
 

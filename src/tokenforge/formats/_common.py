@@ -8,7 +8,7 @@ from typing import NoReturn
 
 from ..byte_alphabet import BYTE_TO_CHAR, CHAR_TO_BYTE, to_chars  # noqa: F401 (for the format modules)
 from ..byte_alphabet import from_chars as _from_chars
-from ..vocab_cache import write_atomic  # noqa: F401 (for the format modules)
+from ..outputs import write_atomic  # noqa: F401 (for the format modules)
 
 
 def fail(source, where: str | None, what: str) -> NoReturn:

@@ -34,7 +34,7 @@ import json
 
 import regex
 
-from ..vocab_cache import write_atomic
+from ..outputs import write_atomic
 from ._common import check_hf_envelope, fail, hf_limits_json
 
 IGNORABLE = ("post_processor", "truncation", "padding", "decoder")

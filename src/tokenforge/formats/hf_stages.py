@@ -368,6 +368,6 @@ def to_json(tok) -> dict:
 def save(tok, path) -> None:
     import json
 
-    from ..vocab_cache import write_atomic
+    from ..outputs import write_atomic
 
     write_atomic(path, json.dumps(to_json(tok), ensure_ascii=False, indent=2).encode("utf-8"))

@@ -24,7 +24,7 @@ import json
 import regex
 
 from .. import patterns, regex_budget
-from ..vocab_cache import write_atomic
+from ..outputs import write_atomic
 from ._common import (CHAR_TO_BYTE, build, check_every_byte, check_hf_envelope, explicit_merges, fail, from_chars, hf_limits_json,
                       to_chars)
 

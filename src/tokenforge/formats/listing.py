@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from ..vocab_cache import write_atomic
+from ..outputs import write_atomic
 from ._common import explicit_merges
 
 FORMAT = "listing"

@@ -10,7 +10,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..vocab_cache import write_atomic_group
+from ..outputs import write_atomic_group
 from ._common import fail
 
 FORMATS = {"gpt2": ("encoder.json", "vocab.bpe"), "vocab_merges": ("vocab.json", "merges.txt")}

@@ -24,7 +24,8 @@ from __future__ import annotations
 import base64
 
 from .. import _core
-from ..vocab_cache import dump_tiktoken_bpe, write_atomic
+from ..outputs import write_atomic
+from ..vocab_cache import dump_tiktoken_bpe
 from ._common import build, check_every_byte, fail
 
 FORMAT = "tiktoken"

@@ -146,7 +146,7 @@ class CharBPE(NativeWordModel):
     def save_vocab_merges(self, directory, prefix: str = "") -> tuple[Path, Path]:
         """Writes vocab.json ({token: id}) and merges.txt ("left right" per line, HF's
         "#version: 0.2" header), the files HF's `BPE.from_file` and the tutorials read."""
-        from ..vocab_cache import write_atomic
+        from ..outputs import write_atomic
 
         d = Path(directory)
         for a, b in self.merges:

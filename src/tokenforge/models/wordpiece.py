@@ -111,7 +111,7 @@ class WordPiece(NativeWordModel):
         ids = sorted(self._by_id)
         if ids != list(range(len(ids))):
             raise ValueError("a vocab.txt needs ids 0..n-1 without gaps")
-        from ..vocab_cache import write_atomic
+        from ..outputs import write_atomic
 
         write_atomic(Path(path), "".join(self._by_id[i] + "\n" for i in ids).encode("utf-8"))
 

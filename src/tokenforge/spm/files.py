@@ -397,7 +397,7 @@ def from_hf(obj: dict, *, source: str = "<tokenizer.json>"):
 
 def save_hf(tok, path, *, allow_ties: bool = False) -> None:
     """Writes tok as tokenizer.json (see to_hf)."""
-    from ..vocab_cache import write_atomic
+    from ..outputs import write_atomic
 
     obj = to_hf(tok, allow_ties=allow_ties)
     for n, step in enumerate(obj["normalizer"].get("normalizers", []) if obj.get("normalizer") else []):

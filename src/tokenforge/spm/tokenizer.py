@@ -108,7 +108,7 @@ class SentencePieceTokenizer(Tokenizer):
     def save_model(self, path) -> None:
         """Writes a sentencepiece `.model` file (through a temporary file: a full disk leaves the old
         file as it was)."""
-        from ..vocab_cache import write_atomic
+        from ..outputs import write_atomic
 
         write_atomic(path, self.to_model_bytes())
 

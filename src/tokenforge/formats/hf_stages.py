@@ -86,7 +86,9 @@ def _load(path, obj, **overrides):
     if overrides:
         raise ValueError(f"{source}: a tokenizer.json takes no overrides ({', '.join(overrides)}); only ignore=")
     check_hf_envelope(source, obj, ignore)
-    obj = copy.deepcopy(obj)
+    # the stages' nodes are rewritten below: copy those, not the whole file (its vocabulary and
+    # merges are most of it; copying them took longer than the rest of loading)
+    obj = {k: copy.deepcopy(v) if k in ("normalizer", "pre_tokenizer", "decoder") else v for k, v in obj.items()}
     for key in ("normalizer", "pre_tokenizer", "decoder"):
         _translate_regexes(source, obj.get(key), key)
     model_node = obj.get("model")

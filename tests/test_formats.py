@@ -153,7 +153,7 @@ def test_gpt2_files_are_gpt2s(tmp_path, tiktoken_module, shared_dir, gpt2):
     assert json.loads((tmp_path / "encoder.json").read_text()) == json.loads((shared_dir / "vocab" / "gpt2_vocab.json").read_text())
     # GPT-2's vocab.bpe line for line, but the first line also names the vocabulary it belongs to
     # (readers skip that line; tokenforge refuses a merges file beside another vocabulary)
-    from tokenforge.formats.bpe_files import merges_header
+    from tokenforge.formats.pair_files import merges_header
 
     vocab = json.loads((tmp_path / "encoder.json").read_text())
     merges = (tmp_path / "vocab.bpe").read_text()

@@ -15,6 +15,7 @@ leading "▁" of the text consumed once.
 from __future__ import annotations
 
 import re
+from functools import cached_property
 
 from .. import _core
 from ..decoders.base import Decoder
@@ -47,8 +48,7 @@ class SentencePiece:
         texts, _, types = mf.columns(model.pieces)
         self._pieces = texts
         self._types = types
-        # the first id of each text (a text can be a normal piece and a reserved one)
-        self._ids: dict[str, int] = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1)))
+        self._scans = 0
         unk = types.find(UNKNOWN)
         if unk < 0:
             raise ValueError("the model has no unknown piece (<unk>)")
@@ -67,6 +67,20 @@ class SentencePiece:
             pieces, native_type, model.byte_fallback, model.precompiled_charsmap, model.add_dummy_prefix,
             model.remove_extra_whitespaces, model.escape_whitespaces, model.treat_whitespace_as_suffix,
         )
+
+    @cached_property
+    def _ids(self) -> dict[str, int]:
+        """The first id of each text (a text can be a normal piece and a reserved one); made on
+        first use, as loading a model only to encode never needs it."""
+        texts = self._pieces
+        return dict(zip(reversed(texts), range(len(texts) - 1, -1, -1)))
+
+    def first_id(self, text: str) -> int | None:
+        """token_to_id without the table (a scan of the texts in C): for a few lookups."""
+        try:
+            return self._pieces.index(text)
+        except ValueError:
+            return None
 
     def __getattr__(self, name):  # the model file's settings: tok.model.pieces, .byte_fallback, ...
         if name.startswith("_") or name == "model":
@@ -133,7 +147,10 @@ class SentencePiece:
         return len(self._pieces)
 
     def token_to_id(self, token: str) -> int | None:
-        return self._ids.get(token)
+        if "_ids" in self.__dict__ or self._scans >= 8:
+            return self._ids.get(token)
+        self._scans += 1  # the first few lookups (the Tokenizer's, at construction) scan instead
+        return self.first_id(token)
 
     def id_to_token(self, i: int) -> str | None:
         return self._pieces[i] if isinstance(i, int) and 0 <= i < len(self._pieces) else None
@@ -195,8 +212,14 @@ class SentencePieceDecoder(Decoder):
 
     def __init__(self, model: ModelFile, stage: SentencePiece | None = None):
         self.model = model
-        texts, _, types = (stage._pieces, None, stage._types) if stage is not None else mf.columns(model.pieces)
-        self._types = dict(zip(reversed(texts), reversed(types)))  # the first piece of each text
+        self._stage = stage
+
+    @cached_property
+    def _types(self) -> dict[str, int]:
+        """The type of the first piece of each text, made on the first decoding."""
+        stage = self._stage
+        texts, _, types = (stage._pieces, None, stage._types) if stage is not None else mf.columns(self.model.pieces)
+        return dict(zip(reversed(texts), reversed(types)))
 
     def decode_chain(self, tokens):
         # sentencepiece's Decode: a leading "▁" is consumed while nothing visible has been written

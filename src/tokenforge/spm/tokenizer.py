@@ -50,7 +50,7 @@ class SentencePieceTokenizer(Tokenizer):
         self.eos_id = self._control_id("</s>")
 
     def _control_id(self, piece: str) -> int:
-        i = self.model.token_to_id(piece)
+        i = self.model.first_id(piece)
         return i if i is not None and self.model.piece_type(i) == CONTROL else -1
 
     # ---- construction ----------------------------------------------------------------------------

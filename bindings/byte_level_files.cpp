@@ -95,8 +95,10 @@ bool decode_chars(PyObject* s, Py_ssize_t begin, Py_ssize_t end, std::string& ou
 // ({bytes: id}, from byte_level_vocab), no pair twice; or None. The parts are decoded to bytes and
 // looked up in a native table: Python dict lookups by new str keys were 9/10 of the time.
 nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
-  // an open-addressing table of the tokens' bytes (FNV-1a, linear probing)
+  // an open-addressing table of the tokens' bytes (FNV-1a, linear probing); the hash is kept so a
+  // probe reads a token's bytes only when the hashes agree (each read of a bytes object was a cache miss)
   struct Entry {
+    uint64_t hash = 0;
     const char* data = nullptr;  // the bytes object's buffer (borrowed from ranks)
     size_t size = 0;
     PyObject* bytes = nullptr;
@@ -116,29 +118,34 @@ nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
     if (!PyBytes_CheckExact(key)) return nb::none();
     const char* d = PyBytes_AS_STRING(key);
     const size_t len = size_t(PyBytes_GET_SIZE(key));
-    size_t k = fnv(d, len) & (cap - 1);
+    const uint64_t h = fnv(d, len);
+    size_t k = h & (cap - 1);
     while (table[k].data) k = (k + 1) & (cap - 1);  // dict keys are distinct
-    table[k] = Entry{d, len, key, value};
+    table[k] = Entry{h, d, len, key, value};
   }
   auto find = [&](std::string_view v) -> const Entry* {
-    for (size_t k = fnv(v.data(), v.size()) & (cap - 1);; k = (k + 1) & (cap - 1)) {
+    const uint64_t h = fnv(v.data(), v.size());
+    for (size_t k = h & (cap - 1);; k = (k + 1) & (cap - 1)) {
       const Entry& e = table[k];
       if (!e.data) return nullptr;
-      if (e.size == v.size() && std::memcmp(e.data, v.data(), v.size()) == 0) return &e;
+      if (e.hash == h && e.size == v.size() && std::memcmp(e.data, v.data(), v.size()) == 0) return &e;
     }
   };
   const size_t n = merges.size();
   nb::object pairs = nb::steal(PyList_New(Py_ssize_t(n)));
   nb::object rules = nb::steal(PyList_New(Py_ssize_t(n)));
   if (!pairs.is_valid() || !rules.is_valid()) throw nb::python_error();
-  struct PairHash {
-    size_t operator()(const std::pair<const Entry*, const Entry*>& p) const {
-      const uint64_t h = uint64_t(uintptr_t(p.first)) * 0x9E3779B97F4A7C15ull ^ uint64_t(uintptr_t(p.second));
-      return size_t(h ^ (h >> 32));
+  // the pairs seen, as (left, right) slots of the table (0: empty), open addressing
+  size_t seen_cap = 16;
+  while (seen_cap < 2 * n) seen_cap *= 2;
+  std::vector<uint64_t> seen(seen_cap, 0);
+  auto first_time = [&](const Entry* a, const Entry* b) {
+    const uint64_t v = (uint64_t(a - table.data()) + 1) << 32 | uint64_t(b - table.data() + 1);
+    for (size_t k = (v * 0x9E3779B97F4A7C15ull) >> 20 & (seen_cap - 1);; k = (k + 1) & (seen_cap - 1)) {
+      if (seen[k] == v) return false;
+      if (seen[k] == 0) return seen[k] = v, true;
     }
   };
-  std::unordered_set<std::pair<const Entry*, const Entry*>, PairHash> seen;
-  seen.reserve(n);
   std::string both;
   for (size_t k = 0; k < n; ++k) {
     PyObject* m = PyList_GET_ITEM(merges.ptr(), Py_ssize_t(k));
@@ -165,7 +172,7 @@ nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
     const std::string_view all(both);
     const Entry *ia = find(all.substr(0, split)), *ib = find(all.substr(split)), *iab = find(all);
     if (!ia || !ib || !iab) return nb::none();
-    if (!seen.insert({ia, ib}).second) return nb::none();
+    if (!first_time(ia, ib)) return nb::none();
     PyObject* pair = PyTuple_Pack(2, ia->bytes, ib->bytes);
     PyObject* rule = PyTuple_Pack(3, ia->id, ib->id, iab->id);
     if (!pair || !rule) {

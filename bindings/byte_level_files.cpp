@@ -30,8 +30,8 @@ const Alphabet& alphabet() {
   return a;
 }
 
-// (ranks {bytes: id}, token_bytes {spelling: bytes}) of model.vocab without the added tokens
-// (`special`, each either absent from the vocabulary or there with its own id), or None.
+// The ranks {bytes: id} of model.vocab without the added tokens (`special`, each either absent
+// from the vocabulary or there with its own id), or None.
 nb::object byte_level_vocab(nb::dict vocab, nb::dict special) {
   const Alphabet& abc = alphabet();
   std::unordered_set<long long> special_ids;
@@ -45,7 +45,7 @@ nb::object byte_level_vocab(nb::dict vocab, nb::dict special) {
       return nb::none();
     }
   }
-  nb::dict ranks, token_bytes;
+  nb::dict ranks;
   std::string buf;
   pos = 0;
   while (PyDict_Next(vocab.ptr(), &pos, &key, &value)) {
@@ -71,10 +71,9 @@ nb::object byte_level_vocab(nb::dict vocab, nb::dict special) {
     }
     nb::object b = nb::steal(PyBytes_FromStringAndSize(buf.data(), n));
     if (!b.is_valid()) throw nb::python_error();
-    if (PyDict_SetItem(ranks.ptr(), b.ptr(), value) || PyDict_SetItem(token_bytes.ptr(), key, b.ptr()))
-      throw nb::python_error();
+    if (PyDict_SetItem(ranks.ptr(), b.ptr(), value)) throw nb::python_error();
   }
-  return nb::make_tuple(ranks, token_bytes);
+  return ranks;
 }
 
 // The bytes a GPT-2 spelling stands for, appended to out; false if a character is outside the alphabet.

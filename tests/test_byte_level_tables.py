@@ -29,10 +29,9 @@ def _python_vocab(vocab):
 
 def test_vocab_as_python_reads_it(gpt2):
     vocab, _ = gpt2
-    ranks, token_bytes = _core.byte_level_vocab(vocab, {})
-    want_ranks, want_bytes = _python_vocab(vocab)
+    ranks = _core.byte_level_vocab(vocab, {})
+    want_ranks, _ = _python_vocab(vocab)
     assert ranks == want_ranks and list(ranks) == list(want_ranks)
-    assert token_bytes == want_bytes
 
 
 @pytest.mark.parametrize("change", [
@@ -51,14 +50,15 @@ def test_vocab_refuses_what_the_loop_must_name(change):
 
 def test_vocab_added_tokens():
     vocab = {to_chars(bytes([b])): b for b in range(256)}
-    assert _core.byte_level_vocab({**vocab, "<|end|>": 256}, {"<|end|>": 256})[0] == _python_vocab(vocab)[0]
+    assert _core.byte_level_vocab({**vocab, "<|end|>": 256}, {"<|end|>": 256}) == _python_vocab(vocab)[0]
     assert _core.byte_level_vocab({**vocab, "<|end|>": 256}, {"<|end|>": 257}) is None  # another id
     assert _core.byte_level_vocab(vocab, {"<|end|>": 65}) is None  # a model token holds its id
 
 
 def test_merges_as_python_reads_them(gpt2):
     vocab, merges = gpt2
-    ranks, token_bytes = _core.byte_level_vocab(vocab, {})
+    ranks = _core.byte_level_vocab(vocab, {})
+    token_bytes = _python_vocab(vocab)[1]
     pairs, rules = _core.byte_level_merges(merges, ranks)
     want = [(token_bytes[a], token_bytes[b]) for a, b in (m.split(" ") for m in merges)]
     assert pairs == want
@@ -72,7 +72,7 @@ def test_merges_as_python_reads_them(gpt2):
 @pytest.mark.parametrize("bad", ["a", "a b c", " a", "a ", "a  b", "Ġ zzzz", "q \u0144", ["a"], ["a", 1], 5, "Ġt he"])
 def test_merges_refuse_what_the_loop_must_name(gpt2, bad):
     vocab, merges = gpt2
-    ranks, _ = _core.byte_level_vocab(vocab, {})
+    ranks = _core.byte_level_vocab(vocab, {})
     assert _core.byte_level_merges(merges[:100] + [bad], ranks) is None
 
 

@@ -224,10 +224,9 @@ def _plain_byte_level(node, added: set):
             or node.get("end_of_word_suffix") or node.get("byte_fallback") or node.get("dropout") not in (None, 0, 0.0):
         return None
     outside = {s: vocab[s] for s in added if s in vocab and from_chars(s) is None}
-    read = _core.byte_level_vocab(vocab, outside)
-    if read is None or len(set(vocab.values())) != len(vocab):
+    ranks = _core.byte_level_vocab(vocab, outside)
+    if ranks is None or len(set(vocab.values())) != len(vocab):
         return None
-    ranks = read[0]
     if not all(bytes([x]) in ranks for x in range(256)):
         return None
     read = _core.byte_level_merges(merges, ranks)

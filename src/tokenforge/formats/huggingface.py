@@ -117,7 +117,7 @@ def load(path, obj, **overrides):
         fail(source, "model.vocab", "missing or not an object")
     special_ids = {i: s for s, i in special.items()}
     fast = _plain_vocab(vocab, special)
-    ranks, token_bytes = fast if fast is not None else ({}, {})
+    ranks, token_bytes = (fast, None) if fast is not None else ({}, {})
     for s, i in vocab.items() if fast is None else ():
         where = f"model.vocab[{s!r}]"
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
@@ -144,7 +144,7 @@ def load(path, obj, **overrides):
                 fail(source, f"model.vocab[{s!r}]", f"with ignore_merges, tokenizers turns the piece "
                      f"{_piece_spelled(s, pattern)!r} into the added token {s!r}; tokenforge makes no special token from text")
     # the pairs carry their ids unless the caller replaces the ranks they were read against
-    merges = _merges(source, model.get("merges"), token_bytes, None if "mergeable_ranks" in overrides else ranks)
+    merges = _merges(source, model.get("merges"), token_bytes, ranks, with_ids="mergeable_ranks" not in overrides)
     kwargs = dict(pattern=pattern, mergeable_ranks=ranks, special_tokens=special, merges=merges,
                   ignore_merges=bool(model.get("ignore_merges", False)), normalizer=normalizer,
                   name=(path.parent.name if path.stem == "tokenizer" else path.stem) or "tokenizer",
@@ -178,9 +178,9 @@ def _check_model(source, model: dict) -> None:
 
 
 def _plain_vocab(vocab: dict, special: dict[str, int]):
-    """(ranks, token_bytes) of a vocabulary with nothing to report (int ids, every token spelled in
-    GPT-2's alphabet, added tokens in it with their own id), read natively over the whole table;
-    None otherwise, and the loop in `load` names the problem."""
+    """The ranks of a vocabulary with nothing to report (int ids, every token spelled in GPT-2's
+    alphabet, added tokens in it with their own id), read natively over the whole table; None
+    otherwise, and the loop in `load` names the problem."""
     return _core.byte_level_vocab(vocab, special)
 
 
@@ -192,14 +192,17 @@ def _plain_merges(merges: list, ranks: dict[bytes, int]):
     return None if read is None else Merges(*read)
 
 
-def _merges(source, merges, token_bytes: dict[str, bytes], ranks: dict | None = None) -> list[tuple[bytes, bytes]]:
-    """The merges as byte pairs; token_bytes maps each vocabulary spelling to its bytes (with the
-    ranks, the pairs carry their ids)."""
+def _merges(source, merges, token_bytes: dict[str, bytes] | None, ranks: dict[bytes, int],
+            with_ids: bool = True) -> list[tuple[bytes, bytes]]:
+    """The merges as byte pairs; token_bytes maps each vocabulary spelling to its bytes (None: made
+    from the ranks); with_ids: the pairs carry their ids in the ranks (byte_bpe.Merges)."""
     if not isinstance(merges, list):
         fail(source, "model.merges", "missing or not a list")
-    fast = _plain_merges(merges, ranks) if merges and ranks is not None else None
+    fast = _plain_merges(merges, ranks) if merges and with_ids else None
     if fast is not None:
         return fast
+    if token_bytes is None:  # the vocabulary was read natively: the spellings are the ranks' bytes
+        token_bytes = {to_chars(b): b for b in ranks}
     out = []
     for n, m in enumerate(merges):
         if isinstance(m, str):

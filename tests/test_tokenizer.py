@@ -196,7 +196,7 @@ def test_threads_share_one_tokenizer(cl100k, corpus_texts):
 # -- constructors ---------------------------------------------------------------------------------------
 
 def test_from_vocab_merges_gpt2_matches_tiktoken(shared_dir, tiktoken_module, corpus_texts):
-    from tokenforge.vocab_cache import bytes_to_unicode
+    from tokenforge.byte_alphabet import bytes_to_unicode
 
     decoder = {c: b for b, c in bytes_to_unicode().items()}
     enc_json = json.loads((shared_dir / "vocab" / "gpt2_vocab.json").read_text())

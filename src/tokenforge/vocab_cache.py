@@ -19,6 +19,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from .byte_alphabet import BYTE_TO_CHAR, CHAR_TO_BYTE
+
 
 class VocabularyNotFound(OSError):
     """A vocabulary file is neither cached nor downloadable."""
@@ -176,22 +178,9 @@ def dump_tiktoken_bpe(ranks: dict[bytes, int]) -> bytes:
     return b"".join(base64.b64encode(t) + b" " + str(r).encode() + b"\n" for t, r in sorted(ranks.items(), key=lambda kv: kv[1]))
 
 
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's map from bytes to printable characters (used by encoder.json and vocab.bpe)."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
-
-
 def data_gym_to_ranks(vocab_bpe: str, encoder_json: dict, source: str = "vocab.bpe") -> dict[bytes, int]:
     """Ranks from GPT-2's vocab.bpe (merges) and encoder.json (ids), checking that they agree."""
-    byte_decoder = {c: b for b, c in bytes_to_unicode().items()}
+    byte_decoder = dict(CHAR_TO_BYTE)
 
     def decode(s: str, where: str) -> bytes:
         try:
@@ -200,7 +189,7 @@ def data_gym_to_ranks(vocab_bpe: str, encoder_json: dict, source: str = "vocab.b
             raise ValueError(f"{where}: {e.args[0]!r} is not a GPT-2 byte character") from None
 
     # The 256 byte tokens come first in the order of their printable characters, then the merges.
-    byte_order = sorted(range(256), key=lambda b: ord(bytes_to_unicode()[b]))
+    byte_order = sorted(range(256), key=lambda b: ord(BYTE_TO_CHAR[b]))
     ranks = {bytes([b]): i for i, b in enumerate(byte_order)}
     lines = vocab_bpe.split("\n")
     for lineno, line in enumerate(lines, 1):

@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 from typing import NoReturn
 
-from ..vocab_cache import bytes_to_unicode, write_atomic  # noqa: F401 (write_atomic: for the format modules)
-
-BYTE_TO_CHAR: dict[int, str] = bytes_to_unicode()
-CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in BYTE_TO_CHAR.items()}
+from ..byte_alphabet import BYTE_TO_CHAR, CHAR_TO_BYTE, to_chars  # noqa: F401 (for the format modules)
+from ..byte_alphabet import from_chars as _from_chars
+from ..vocab_cache import write_atomic  # noqa: F401 (for the format modules)
 
 
 def fail(source, where: str | None, what: str) -> NoReturn:
@@ -44,19 +43,14 @@ def parse_json(data: bytes, source):
         fail(source, None, "not a tokenizer file: JSON nested too deeply")
 
 
-def to_chars(b: bytes) -> str:
-    """Bytes as GPT-2's printable characters: b" the" -> "Ġthe"."""
-    return "".join(BYTE_TO_CHAR[x] for x in b)
-
-
 def from_chars(s: str, source, where: str) -> bytes:
-    """The inverse of to_chars; a character outside the 256 of the alphabet is an error."""
-    try:
-        return bytes(CHAR_TO_BYTE[c] for c in s)
-    except KeyError as e:
-        c = e.args[0]
+    """byte_alphabet.from_chars; a character outside the 256 of the alphabet is an error."""
+    b = _from_chars(s)
+    if b is None:
+        c = next(c for c in s if c not in CHAR_TO_BYTE)
         fail(source, where, f"{c!r} (U+{ord(c):04X}) is not one of GPT-2's 256 byte characters: "
                             "not a byte-level BPE vocabulary")
+    return b
 
 
 def check_every_byte(ranks: dict[bytes, int], source, where: str) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..vocab_cache import write_atomic
 from ._common import fail
 
 BERT_MARKERS = ("[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]")

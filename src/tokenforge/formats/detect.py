@@ -116,7 +116,7 @@ KINDS = ("tokenforge", "huggingface", "tekken", "sentencepiece", "tiktoken", "gp
 
 def sniff(path, data: bytes) -> tuple[str, object]:
     """(the kind of file, its parsed JSON or None), by content; ValueError if no format fits."""
-    from . import bert_vocab, bpe_files, clip, listing, sentencepiece_model, tekken, tiktoken_bpe
+    from . import bert_vocab, bpe_files, clip, listing, sentencepiece_model, tiktoken_bpe
 
     head = data.lstrip()
     if not head:

@@ -111,26 +111,55 @@ struct PyEncoder {
     return numpy_of(ids.release());
   }
 
+  // The lists are built while the texts are encoded: after each text it encodes, the caller's
+  // thread takes the GIL and turns the results finished so far (by any thread) into lists, so
+  // the list building, which must hold the GIL, overlaps the other threads' encoding instead of
+  // following it.
   nb::list encode_batch(nb::list texts, nb::bytes allowed, size_t num_threads) const {
     require_split();
     std::vector<std::string_view> views = views_of_texts(texts);
     std::vector<char> mask = mask_of(*enc, allowed);
-    std::vector<std::vector<uint32_t>> results(views.size());
-    {
-      nb::gil_scoped_release release;
-      parallel_for(views.size(), num_threads, [&](size_t i) {
-        std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
-        encode_into(views[i], mask, ids);
-        results[i] = std::move(ids);
-      });
-    }
-    PyObject* list = PyList_New(Py_ssize_t(results.size()));
+    size_t n = views.size();
+    PyObject* list = PyList_New(Py_ssize_t(n));
     if (!list) throw nb::python_error();
     nb::list out = nb::steal<nb::list>(list);
-    for (size_t i = 0; i < results.size(); ++i) {
-      PyList_SET_ITEM(list, Py_ssize_t(i), to_list(results[i]).release().ptr());
-      std::vector<uint32_t>().swap(results[i]);
+    std::vector<std::vector<uint32_t>> results(n);
+    std::unique_ptr<std::atomic<bool>[]> finished(new std::atomic<bool>[n]);
+    for (size_t i = 0; i < n; ++i) finished[i].store(false, std::memory_order_relaxed);
+    size_t converted = 0;  // results before this index are lists already (caller's thread only)
+    bool out_of_memory = false;
+    auto convert_finished = [&] {  // with the GIL held
+      for (; converted < n && finished[converted].load(std::memory_order_acquire); ++converted) {
+        PyObject* ids = out_of_memory ? nullptr : ints->to_list_or_null(results[converted]);
+        if (!ids) {
+          out_of_memory = true;
+          PyErr_Clear();
+          ids = Py_None;
+          Py_INCREF(ids);
+        }
+        PyList_SET_ITEM(list, Py_ssize_t(converted), ids);
+        std::vector<uint32_t>().swap(results[converted]);
+      }
+    };
+    {
+      nb::gil_scoped_release release;
+      parallel_for(
+          n, num_threads,
+          [&](size_t i) {
+            std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
+            encode_into(views[i], mask, ids);
+            results[i] = std::move(ids);
+            finished[i].store(true, std::memory_order_release);
+          },
+          [&] {
+            if (converted < n && finished[converted].load(std::memory_order_acquire)) {
+              nb::gil_scoped_acquire acquire;
+              convert_finished();
+            }
+          });
     }
+    convert_finished();
+    if (out_of_memory) throw std::bad_alloc();
     return out;
   }
 

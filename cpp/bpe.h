@@ -33,17 +33,98 @@ class BytePairModel {
                                                const std::vector<MergeRule>& merges,
                                                bool whole_piece_lookup, std::string* error);
 
-  // Appends the ids of piece p[0..n) to out. Short pieces go through a small per-thread cache
-  // of recent results (frequent words stay in L2 instead of a miss in the big table each time).
-  void encode_piece(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
+  // The calling thread's cache of piece -> ids, in two tiers. The hot tier is 32768 entries of 32
+  // bytes (1 MiB, mostly in L2): pieces of up to 16 bytes with up to 2 ids, whether tokens or
+  // merged; its entries carry an epoch that the cache gives to the model using it, so a switch to
+  // another model invalidates them all without clearing. The big tier (bpe.cc) holds merged pieces
+  // of up to 30 bytes and 6 ids. cache() fetches the thread's cache and binds its hot tier to this
+  // model: call it once per text, not per piece.
+  struct HotEntry {
+    uint64_t lo, hi;  // the key, as a ShortKey
+    uint32_t epoch;   // 0: empty
+    uint8_t len, count;
+    uint16_t unused;
+    uint32_t ids[2];
+  };
+  static constexpr size_t kHotEntries = 32768;
+  struct CacheLine;
+  struct Cache {
+    uint64_t hot_model = 0;  // the serial of the model the current epoch belongs to
+    uint32_t hot_epoch = 0;
+    HotEntry hot[kHotEntries] = {};
+    std::unique_ptr<CacheLine[]> lines;  // null in the shared cache of threads that could not allocate one
+    explicit Cache(bool allocate);
+    ~Cache();
+  };
+  Cache* cache() const;
 
-  bool lookup(const uint8_t* p, size_t n, uint32_t* id) const { return by_bytes_.find(p, n, id); }
+  // Appends the ids of piece p[0..n), which lies in a buffer ending at `end` (a piece of up to 16
+  // bytes is read as two words when 16 bytes are readable from p). In two steps, so that a loop
+  // over pieces can prepare several pieces (key, hash, and a prefetch of the hot entry) before it
+  // finishes them (hot tier, then the short tokens, the big tier, the merge loop): the hot entries'
+  // memory accesses then overlap instead of stalling one piece at a time.
+  struct PendingPiece {
+    const uint8_t* p;
+    size_t n;
+    ShortKey k;
+    uint64_t h;
+  };
+  void prepare_piece(const uint8_t* p, size_t n, const uint8_t* end, const Cache* cache, PendingPiece& q) const {
+    q.p = p;
+    q.n = n;
+    if (n >= 2 && n <= ShortKey::kMaxLen) {
+      q.k = short_key(p, n, end);
+      q.h = hash_short(q.k);
+      __builtin_prefetch(&cache->hot[hot_index(q.h)]);
+    }
+  }
+  void finish_piece(const PendingPiece& q, Cache* cache, std::vector<uint32_t>& out) const {
+    size_t n = q.n;
+    if (n == 1) {
+      out.push_back(byte_id_[q.p[0]]);
+      return;
+    }
+    if (n == 0) return;
+    if (n <= ShortKey::kMaxLen) {
+      const HotEntry& e = cache->hot[hot_index(q.h)];
+      if (e.epoch == cache->hot_epoch && e.lo == q.k.lo && e.hi == q.k.hi && e.len == n) {
+        out.push_back(e.ids[0]);
+        if (e.count == 2) out.push_back(e.ids[1]);
+        return;
+      }
+      return encode_short(q.p, q.k, q.h, cache, out);
+    }
+    encode_long(q.p, n, cache, out);
+  }
+  void encode_piece(const uint8_t* p, size_t n, const uint8_t* end, Cache* cache, std::vector<uint32_t>& out) const {
+    PendingPiece q;
+    prepare_piece(p, n, end, cache, q);
+    finish_piece(q, cache, out);
+  }
+  static size_t hot_index(uint64_t h) { return (h >> 40) & (kHotEntries - 1); }  // other bits than the tables'
+  void encode_piece(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const {
+    encode_piece(p, n, p + n, cache(), out);
+  }
+
+  bool lookup(const uint8_t* p, size_t n, uint32_t* id) const {
+    if (n == 0) return false;
+    if (n <= ShortKey::kMaxLen) return short_tokens_.find(short_key(p, n, p + n), id);
+    return long_tokens_.find(p, n, id);
+  }
 
  private:
-  // The merge of adjacent parts p[a..b) (id left) and p[b..c) (id right), if any.
+  // The merge of adjacent parts p[a..c) = (id left) + (id right), if any. For the rank rule, 16
+  // bytes must be readable from p + a (the merge loops work on a padded copy of the piece).
   bool find_merge(const uint8_t* p, size_t a, size_t c, uint32_t left, uint32_t right, PairMap::Merge* m) const {
     if (rank_rule_) {
-      if (!by_bytes_.find(p + a, c - a, &m->rank)) return false;
+      size_t len = c - a;
+      if (len == 2) {  // the first merges of every piece: a direct table
+        m->rank = m->merged = two_byte_token_[p[a] | (p[a + 1] << 8)];
+        return m->rank != kNoToken;
+      }
+      bool found = len <= ShortKey::kMaxLen ? short_tokens_.find(short_key_unchecked(p + a, len), &m->rank)
+                                            : long_tokens_.find(p + a, len, &m->rank);
+      if (!found) return false;
       m->merged = m->rank;
       return true;
     }
@@ -52,13 +133,18 @@ class BytePairModel {
     *m = *found;
     return true;
   }
-  void encode_uncached(const uint8_t* p, size_t n, uint64_t hash, std::vector<uint32_t>& out) const;
+  void encode_short(const uint8_t* p, const ShortKey& k, uint64_t h, Cache* cache, std::vector<uint32_t>& out) const;
+  void encode_long(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const;
+  void merge(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   void merge_short(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   void merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
 
-  std::string arena_;  // all token bytes, back to back; by_bytes_ points into it
-  BytesMap by_bytes_;
+  std::string arena_;           // the bytes of the long tokens, back to back; long_tokens_ points into it
+  ShortTokenMap short_tokens_;  // tokens of up to 16 bytes, bytes inline
+  BytesMap long_tokens_;        // the longer ones
   PairMap pairs_;
+  static constexpr uint32_t kNoToken = ~0u;
+  std::vector<uint32_t> two_byte_token_;  // [b0 | b1 << 8]: the id of the token b0 b1, or kNoToken
   uint32_t byte_id_[256];
   bool whole_piece_lookup_ = true;
   bool rank_rule_ = true;

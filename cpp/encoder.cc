@@ -36,7 +36,22 @@ Encoder::Encoder(std::unique_ptr<BytePairModel> model, std::shared_ptr<const Spl
 size_t Encoder::dense_limit(size_t num_tokens) { return 2 * num_tokens + 1024; }
 
 void Encoder::encode_ordinary(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
-  split_->for_each_match(s, n, [&](size_t b, size_t e) { model_->encode_piece(s + b, e - b, out); });
+  BytePairModel::Cache* cache = model_->cache();
+  const uint8_t* end = s + n;
+  // Pieces are prepared in groups of 16, then finished (BytePairModel::prepare_piece): measured
+  // 1-10% faster than one piece at a time (and a group of 2 was no faster).
+  constexpr size_t kGroup = 16;
+  BytePairModel::PendingPiece group[kGroup];
+  size_t count = 0;
+  auto finish_group = [&] {
+    for (size_t i = 0; i < count; ++i) model_->finish_piece(group[i], cache, out);
+    count = 0;
+  };
+  split_->for_each_match(s, n, [&](size_t b, size_t e) {
+    model_->prepare_piece(s + b, e - b, end, cache, group[count]);
+    if (++count == kGroup) finish_group();
+  });
+  finish_group();
 }
 
 void Encoder::encode(const uint8_t* s, size_t n, const std::vector<char>& allowed,

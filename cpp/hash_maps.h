@@ -59,6 +59,129 @@ inline size_t table_size_for(size_t n) {
   return cap;
 }
 
+// A byte string of 1..16 bytes as two little-endian words, zero-padded, and its length: most
+// pieces and most merge candidates fit, and comparing two keys is comparing three integers.
+struct ShortKey {
+  static constexpr size_t kMaxLen = 16;
+  uint64_t lo, hi;
+  uint32_t len;
+};
+
+// The key of p[0..n), 1 <= n <= 16, reading 16 bytes from p: the caller guarantees they are
+// readable (a padded buffer, or a position at least 16 bytes before the end of the text).
+inline ShortKey short_key_unchecked(const uint8_t* p, size_t n) {
+  uint64_t lo = hash_read64(p), hi = hash_read64(p + 8);
+  if (n <= 8) {
+    if (n < 8) lo &= (uint64_t(1) << (8 * n)) - 1;
+    hi = 0;
+  } else if (n < 16) {
+    hi &= ~uint64_t(0) >> (8 * (16 - n));
+  }
+  return {lo, hi, uint32_t(n)};
+}
+
+// The same for p[0..n) inside a buffer that ends at `end`, near which 16 bytes may not be readable.
+inline ShortKey short_key(const uint8_t* p, size_t n, const uint8_t* end) {
+  if (end - p >= 16) return short_key_unchecked(p, n);
+  uint8_t buf[16] = {0};
+  std::memcpy(buf, p, n);
+  return short_key_unchecked(buf, n);
+}
+
+// One keyed multiply (the secret as for hash_bytes, so a vocabulary cannot be built to collide).
+inline uint64_t hash_short(const ShortKey& k) {
+  const HashSecret& s = kHashSecret;
+  return hash_mum(k.lo ^ s.s0, k.hi ^ s.s1 ^ (uint64_t(k.len) << 56));
+}
+
+// Tokens of up to 16 bytes -> id, their bytes inline in the slot: a lookup is a multiply, a probe
+// and an integer compare, with no pointer to follow (BytesMap keeps its keys elsewhere, one more
+// cache miss per lookup). The table stays at most half full, so a miss ends at the first empty
+// slot after about 2.5 probes, in the same or the next cache line.
+class ShortTokenMap {
+ public:
+  void reserve(size_t n) { slots_.assign(table_size_for(n), Slot{}); }
+
+  // Returns false if the key was already present (the old value is kept).
+  bool insert(const ShortKey& k, uint32_t value) {
+    filter_.clear();
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    return insert_slot(Slot{k.lo, k.hi, k.len, value});
+  }
+
+  bool find(const ShortKey& k, uint64_t h, uint32_t* value) const {
+    if (!maybe_present(h)) return false;
+    size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.lo == k.lo && s.hi == k.hi && s.len == k.len) {
+        *value = s.value;
+        return true;
+      }
+      if (s.len == 0) return false;
+    }
+  }
+  bool find(const ShortKey& k, uint32_t* value) const { return find(k, hash_short(k), value); }
+
+  size_t size() const { return size_; }
+
+  // Builds the filter below; call after the last insert (before it, every key is maybe present).
+  void finish() {
+    size_t words = 1;
+    while (words * 64 < size_ * 8) words <<= 1;  // about 8 bits per key
+    filter_.assign(words, 0);
+    filter_shift_ = 64;
+    for (size_t w = words; w > 1; w >>= 1) --filter_shift_;
+    for (const Slot& s : slots_)
+      if (s.len) filter_[filter_word(hash_short({s.lo, s.hi, s.len}))] |= filter_bits(hash_short({s.lo, s.hi, s.len}));
+  }
+
+ private:
+  // A blocked Bloom filter: two bits of one 64-bit word per key, 128 KiB for 100,000 tokens (it
+  // stays in L2 where the table does not). Most merge candidates are not tokens; the filter
+  // answers about 97% of those without touching the table.
+  bool maybe_present(uint64_t h) const {
+    if (filter_.empty()) return true;
+    uint64_t bits = filter_bits(h);
+    return (filter_[filter_word(h)] & bits) == bits;
+  }
+  size_t filter_word(uint64_t h) const { return filter_shift_ >= 64 ? 0 : size_t(h >> filter_shift_); }
+  static uint64_t filter_bits(uint64_t h) { return (uint64_t(1) << (h & 63)) | (uint64_t(1) << ((h >> 6) & 63)); }
+
+  struct Slot {
+    uint64_t lo = 0, hi = 0;
+    uint32_t len = 0;  // 0: empty
+    uint32_t value = 0;
+  };
+
+  bool insert_slot(const Slot& slot) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = hash_short({slot.lo, slot.hi, slot.len}) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.len == 0) {
+        s = slot;
+        ++size_;
+        return true;
+      }
+      if (s.lo == slot.lo && s.hi == slot.hi && s.len == slot.len) return false;
+    }
+  }
+
+  void grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
+    size_ = 0;
+    for (const Slot& s : old)
+      if (s.len) insert_slot(s);
+  }
+
+  std::vector<Slot> slots_ = std::vector<Slot>(16);
+  size_t size_ = 0;
+  std::vector<uint64_t> filter_;
+  unsigned filter_shift_ = 64;
+};
+
 // Byte string -> uint32 value. Keys are not copied: they must outlive the map.
 class BytesMap {
  public:

@@ -4,6 +4,7 @@
 
 namespace tokenforge {
 namespace {
+using ascii_fast::contraction_end;
 
 inline bool is_other(uint8_t cls) { return !(cls & (kLetter | kNumber | kSpace)); }  // [^\s\p{L}\p{N}]
 inline bool is_crlf(uint32_t cp) { return cp == '\r' || cp == '\n'; }
@@ -35,22 +36,6 @@ inline size_t digits_upto(const uint8_t* s, size_t n, size_t i, int limit) {
     i += c.len;
   }
   return i;
-}
-
-// The contraction after an apostrophe at i: "'s", "'d", "'m", "'t", "'ll", "'ve", "'re".
-// Returns the end of the match or 0 when there is none. With ignore_case the letters match in any
-// case, and 's' also matches U+017F LATIN SMALL LETTER LONG S, its Unicode simple case fold.
-inline size_t contraction_end(const uint8_t* s, size_t n, size_t i, bool ignore_case) {
-  if (i + 1 >= n || s[i] != '\'') return 0;
-  auto lower = [&](uint8_t b) -> uint8_t { return ignore_case && b >= 'A' && b <= 'Z' ? b + 32 : b; };
-  uint8_t a = lower(s[i + 1]);
-  if (a == 's' || a == 'd' || a == 'm' || a == 't') return i + 2;
-  if (ignore_case && s[i + 1] == 0xC5 && i + 2 < n && s[i + 2] == 0xBF) return i + 3;  // 'ſ
-  if (i + 2 < n) {
-    uint8_t b = lower(s[i + 2]);
-    if ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') || (a == 'r' && b == 'e')) return i + 3;
-  }
-  return 0;
 }
 
 // The whitespace branches, for a whitespace run s[i..j):
@@ -100,6 +85,7 @@ size_t scan_gpt2(const uint8_t* s, size_t n, size_t i) {
 // cl100k:  '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
 //          |\s++$|\s*[\r\n]|\s+(?!\S)|\s
 size_t scan_cl100k(const uint8_t* s, size_t n, size_t i) {
+  if (size_t e = ascii_fast::cl100k_word(s, n, i)) return e;
   if (size_t e = contraction_end(s, n, i, /*ignore_case=*/true)) return e;
   Char c = decode_char(s, n, i);
   if (c.cls & kLetter) return run_of(s, n, i, kLetter);
@@ -159,6 +145,7 @@ size_t o200k_branch_b(const uint8_t* s, size_t n, size_t p) {
 // o200k:  A|B|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 // where A and B each start with an optional [^\r\n\p{L}\p{N}] prefix (greedy: tried first).
 size_t scan_o200k(const uint8_t* s, size_t n, size_t i) {
+  if (size_t e = ascii_fast::o200k_word(s, n, i)) return e;
   constexpr uint8_t kWordish = kUpperish | kLowerish;  // can start U* / U+ / W+
   Char c = decode_char(s, n, i);
   size_t after = i + c.len;

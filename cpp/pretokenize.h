@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "unicode.h"
+
 namespace tokenforge {
 
 enum class SplitPattern : int { kGpt2 = 0, kCl100k = 1, kO200k = 2 };
@@ -17,9 +19,82 @@ using PieceScanner = size_t (*)(const uint8_t* s, size_t n, size_t i);
 
 PieceScanner scanner_for(SplitPattern pattern);
 
+// ASCII fast paths. Most pieces of most text are ASCII words, maybe after one space or mark. These
+// functions scan bytes against a table and return the piece's end, or 0 to hand over to the full
+// scanner as soon as a byte is not ASCII (a non-ASCII letter or mark could continue the word).
+// The scanners call them first, and for_each_piece inlines them into the loop over pieces.
+namespace ascii_fast {
+
+// The contraction after an apostrophe at i: "'s", "'d", "'m", "'t", "'ll", "'ve", "'re".
+// Returns the end of the match or 0 when there is none. With ignore_case the letters match in any
+// case, and 's' also matches U+017F LATIN SMALL LETTER LONG S, its Unicode simple case fold.
+inline size_t contraction_end(const uint8_t* s, size_t n, size_t i, bool ignore_case) {
+  if (i + 1 >= n || s[i] != '\'') return 0;
+  auto lower = [&](uint8_t b) -> uint8_t { return ignore_case && b >= 'A' && b <= 'Z' ? b + 32 : b; };
+  uint8_t a = lower(s[i + 1]);
+  if (a == 's' || a == 'd' || a == 'm' || a == 't') return i + 2;
+  if (ignore_case && s[i + 1] == 0xC5 && i + 2 < n && s[i + 2] == 0xBF) return i + 3;  // 'ſ
+  if (i + 2 < n) {
+    uint8_t b = lower(s[i + 2]);
+    if ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') || (a == 'r' && b == 'e')) return i + 3;
+  }
+  return 0;
+}
+
+inline bool letter(uint8_t b) { return b < 0x80 && (kAsciiClass[b] & kLetter); }
+inline bool upper(uint8_t b) { return unsigned(b - 'A') < 26u; }
+inline bool lower(uint8_t b) { return unsigned(b - 'a') < 26u; }
+// The one-character prefix [^\r\n\p{L}\p{N}] of cl100k's and o200k's letter branches, in ASCII.
+inline bool letter_prefix(uint8_t b) {
+  return b < 0x80 && !(kAsciiClass[b] & (kLetter | kNumber)) && b != '\r' && b != '\n';
+}
+// Where the letters start if the piece at i is an ASCII word after at most one prefix character
+// (never an apostrophe: cl100k's contraction branch comes first); else i.
+inline size_t word_start(const uint8_t* s, size_t n, size_t i) {
+  if (letter_prefix(s[i]) && s[i] != '\'' && i + 1 < n && letter(s[i + 1])) return i + 1;
+  return i;
+}
+
+// cl100k's `[^\r\n\p{L}\p{N}]?+\p{L}++` over ASCII.
+inline size_t cl100k_word(const uint8_t* s, size_t n, size_t i) {
+  size_t w = word_start(s, n, i);
+  if (!letter(s[w])) return 0;
+  size_t e = w + 1;
+  while (e < n && letter(s[e])) ++e;
+  return e == n || s[e] < 0x80 ? e : 0;
+}
+
+// o200k's letter branches A and B over ASCII letters: A takes the capitals then the small letters
+// after them; without small letters A fails (no capital is in its W class) and B takes the
+// capitals. Either ends with an optional contraction.
+inline size_t o200k_word(const uint8_t* s, size_t n, size_t i) {
+  size_t w = word_start(s, n, i);
+  if (!letter(s[w])) return 0;
+  size_t e = w;
+  while (e < n && upper(s[e])) ++e;
+  while (e < n && lower(s[e])) ++e;
+  if (e < n && s[e] >= 0x80) return 0;
+  if (size_t ce = contraction_end(s, n, e, /*ignore_case=*/true)) return ce;
+  return e;
+}
+
+}  // namespace ascii_fast
+
+template <size_t (*Fast)(const uint8_t*, size_t, size_t), class F>
+void for_each_piece_fast(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
+  for (size_t i = 0; i < n;) {
+    size_t e = Fast(s, n, i);
+    if (!e) e = scan(s, n, i);
+    f(i, e);
+    i = e;
+  }
+}
+
 // Calls f(begin, end) for every piece of s[0..n), in order.
 template <class F>
 void for_each_piece(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
+  if (scan == scanner_for(SplitPattern::kCl100k)) return for_each_piece_fast<ascii_fast::cl100k_word>(scan, s, n, f);
+  if (scan == scanner_for(SplitPattern::kO200k)) return for_each_piece_fast<ascii_fast::o200k_word>(scan, s, n, f);
   for (size_t i = 0; i < n;) {
     size_t e = scan(s, n, i);
     f(i, e);

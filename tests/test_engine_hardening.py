@@ -4,6 +4,7 @@ Time is compared as a ratio against a benign input in the same process, never as
 """
 
 import os
+import pathlib
 import random
 import subprocess
 import sys
@@ -141,3 +142,79 @@ def test_native_tiktoken_parser_equals_the_python_one_and_defers_errors(tmp_path
                 b"YQ==  1\n", b"YQ== 99999999999\n", b"Y!== 1\n", b"YQ==\n"]:
         assert _core.parse_tiktoken(bad) is None, bad
     assert _core.parse_tiktoken(b"YQ== 1\r\n\nYg== 2") == {b"a": 1, b"b": 2}
+
+
+def test_piece_caches_handed_between_batch_threads_serve_only_their_model(tiktoken_module):
+    # Batch threads hand their piece caches on to the next batch's threads. Two encodings in which
+    # the same pieces have different ids take turns, and each new one is made after the previous
+    # one is freed (so a cache keyed by address could mistake one for the other): every batch
+    # must equal tiktoken's ids.
+    text = pathlib.Path(textwrap.__file__).read_text(encoding="utf-8") + pathlib.Path(
+        random.__file__).read_text(encoding="utf-8")
+    docs = [text[i:i + 2000] for i in range(0, len(text), 2000)]
+    for name in ["cl100k_base", "o200k_base", "cl100k_base", "o200k_base"]:
+        reference = tiktoken_module.get_encoding(name)
+        ranks = reference._mergeable_ranks
+        enc = tokenforge.Encoding(name, pat_str=reference._pat_str, mergeable_ranks=ranks, special_tokens={})
+        for threads in (3, 2):
+            assert enc.encode_ordinary_batch(docs, num_threads=threads) == reference.encode_ordinary_batch(docs)
+        del enc
+
+
+def test_hot_piece_cache_follows_the_model_call_by_call(tiktoken_module):
+    # One thread alternates two encodings on the same text, call by call: the hot tier of the
+    # thread's piece cache holds one model's ids at a time and must never answer for the other.
+    text = pathlib.Path(textwrap.__file__).read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines(keepends=True) if line.strip()][:300]
+    pairs = [(tokenforge.get_encoding(n), tiktoken_module.get_encoding(n)) for n in ("cl100k_base", "o200k_base")]
+    for line in lines:
+        for ours, theirs in pairs + pairs[::-1]:
+            assert ours.encode_ordinary(line) == theirs.encode_ordinary(line), line
+
+
+def test_fork_while_batches_run_leaves_a_working_child():
+    # Batch threads take and return piece caches through a shared pool. A fork() while other
+    # threads are doing so must leave the child a pool it can use: each child encodes a batch
+    # with two threads (a lock held by a vanished thread would hang it here) and exits 0 when the
+    # ids are right. The guard below only turns a hang into a failure; nothing is timed.
+    code = textwrap.dedent("""
+        import os, pathlib, random, sys, textwrap, threading, time
+        import tokenforge
+        enc = tokenforge.get_encoding("cl100k_base")
+        text = pathlib.Path(textwrap.__file__).read_text(encoding="utf-8")
+        docs = [text[i:i + 500] for i in range(0, len(text), 500)]
+        expected = [enc.encode_ordinary(d) for d in docs]
+        stop = threading.Event()
+        def churn():
+            while not stop.is_set():
+                assert enc.encode_ordinary_batch(docs, num_threads=2) == expected
+        workers = [threading.Thread(target=churn) for _ in range(2)]
+        for w in workers:
+            w.start()
+        failures = 0
+        for _ in range(30):
+            time.sleep(random.random() * 0.01)
+            pid = os.fork()
+            if pid == 0:
+                ok = enc.encode_ordinary_batch(docs, num_threads=2) == expected
+                os._exit(0 if ok else 1)
+            deadline = time.monotonic() + 120
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    failures += status != 0
+                    break
+                if time.monotonic() > deadline:
+                    os.kill(pid, 9)
+                    os.waitpid(pid, 0)
+                    failures += 1
+                    break
+                time.sleep(0.005)
+        stop.set()
+        for w in workers:
+            w.join()
+        print("failures", failures)
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900, env=os.environ)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split()[-2:] == ["failures", "0"], r.stdout + r.stderr[-2000:]

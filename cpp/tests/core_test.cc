@@ -1,6 +1,7 @@
 // Standalone tests of the C++ core (no Python): scanners, BPE, special tokens, robustness on
 // arbitrary bytes. Built by CMake with -DTOKENFORGE_CORE_TESTS=ON, also under ASan and UBSan
 // (-DTOKENFORGE_SANITIZE=ON); .ci/run runs both.
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -99,6 +100,47 @@ static void test_bad_model() {
   CHECK(error.find("reserved") != std::string::npos);
 }
 
+// Pieces of every length at the very end of an exactly sized heap buffer (so that AddressSanitizer
+// sees any read past it: short pieces are read as two words when 16 bytes are readable), encoded by
+// two models in turn in which the same pieces have different ids: the per-thread cache (hot tier
+// and big tier) must answer for the model that asks, and every length must come out right.
+static void test_piece_cache_and_buffer_ends() {
+  auto make = [](bool permuted, std::vector<std::pair<uint32_t, std::string>> extra) {
+    std::vector<std::pair<uint32_t, std::string>> tokens;
+    for (int b = 0; b < 256; ++b) tokens.emplace_back(permuted ? 255 - b : b, std::string(1, char(b)));
+    for (auto& t : extra) tokens.push_back(t);
+    std::string error;
+    auto model = BytePairModel::create(tokens, {}, true, &error);
+    CHECK(model != nullptr);
+    return std::make_unique<Encoder>(std::move(model), named_split_regex(SplitPattern::kGpt2),
+                                     std::vector<SpecialToken>{}, tokens);
+  };
+  auto a = make(false, {{256, "ab"}, {257, "abab"}});
+  auto b = make(true, {{300, "ab"}});
+  for (int round = 0; round < 3; ++round) {
+    for (size_t k = 1; k <= 40; ++k) {
+      std::string text;
+      for (size_t i = 0; i < k; ++i) text += "ab";
+      std::unique_ptr<uint8_t[]> exact(new uint8_t[text.size()]);
+      std::memcpy(exact.get(), text.data(), text.size());
+      std::vector<uint32_t> got_a, got_b, want_a, want_b;
+      a->encode_ordinary(exact.get(), text.size(), got_a);
+      b->encode_ordinary(exact.get(), text.size(), got_b);
+      for (size_t i = 0; i < k / 2; ++i) want_a.push_back(257);  // "ab" merges first, then "abab"
+      if (k % 2) want_a.push_back(256);
+      want_b.assign(k, 300);
+      CHECK(got_a == want_a);
+      CHECK(got_b == want_b);
+      std::string one = text.substr(0, 1);  // a one-byte piece at the end
+      std::unique_ptr<uint8_t[]> single(new uint8_t[1]);
+      single[0] = uint8_t(one[0]);
+      std::vector<uint32_t> ids;
+      b->encode_ordinary(single.get(), 1, ids);
+      CHECK((ids == std::vector<uint32_t>{255 - uint32_t('a')}));
+    }
+  }
+}
+
 // Huge, sparse ids (a special token at 2^32 - 2) are decoded through the sparse table; memory does
 // not grow with the largest id. Of two entries for one id the first wins, dense or sparse.
 static void test_sparse_ids() {
@@ -192,6 +234,7 @@ int main() {
   test_sparse_ids();
   test_scanners_on_arbitrary_bytes();
   test_bpe_and_specials();
+  test_piece_cache_and_buffer_ends();
   test_bad_model();
   return tokenforge_test::finish("core_test");
 }

@@ -1,10 +1,12 @@
 // SentencePiece-style models: cpp/unigram.h behind `_core.SentencePieceModel`. The Python side is
 // src/tokenforge/spm/; this file only converts arguments and releases the GIL.
+#include <cstring>
 #include <random>
 
 #include "common.h"
 #include <mutex>
 
+#include "model_proto.h"
 #include "unigram.h"
 
 namespace nb = nanobind;
@@ -12,6 +14,51 @@ using namespace tokenforge;
 using namespace tokenforge::py;
 
 namespace {
+
+// A parsed .model file (cpp/model_proto.h). Python reads its pieces as columns (texts, float32
+// scores, types) and hands it back to SentencePieceModel, so the pieces never cross as tuples.
+struct PyModelProto {
+  spm::ModelProto proto;
+
+  nb::list texts() const {
+    PyObject* list = PyList_New(Py_ssize_t(proto.pieces.size()));
+    if (!list) throw nb::python_error();
+    nb::list out = nb::steal<nb::list>(list);
+    for (size_t i = 0; i < proto.pieces.size(); ++i) {
+      const std::string& b = proto.pieces[i].bytes;
+      PyObject* s = PyUnicode_DecodeUTF8(b.data(), Py_ssize_t(b.size()), "strict");  // checked UTF-8
+      if (!s) throw nb::python_error();
+      PyList_SET_ITEM(list, Py_ssize_t(i), s);
+    }
+    return out;
+  }
+  nb::bytes scores() const {  // float32, native order: array("f", scores)
+    std::string raw(proto.pieces.size() * sizeof(float), '\0');
+    for (size_t i = 0; i < proto.pieces.size(); ++i) std::memcpy(&raw[i * sizeof(float)], &proto.pieces[i].score, sizeof(float));
+    return nb::bytes(raw.data(), raw.size());
+  }
+  nb::bytes types() const {
+    std::string raw(proto.pieces.size(), '\0');
+    for (size_t i = 0; i < proto.pieces.size(); ++i) raw[i] = char(proto.pieces[i].type);
+    return nb::bytes(raw.data(), raw.size());
+  }
+  nb::dict settings() const {
+    const spm::ModelProto& p = proto;
+    nb::dict d;
+    d["model_type"] = p.model_type;
+    d["byte_fallback"] = p.byte_fallback;
+    d["treat_whitespace_as_suffix"] = p.treat_whitespace_as_suffix;
+    d["unk_surface"] = nb::str(p.unk_surface.data(), p.unk_surface.size());
+    d["normalizer_name"] = nb::str(p.normalizer_name.data(), p.normalizer_name.size());
+    d["precompiled_charsmap"] = nb::bytes(p.precompiled_charsmap.data(), p.precompiled_charsmap.size());
+    d["add_dummy_prefix"] = p.add_dummy_prefix;
+    d["remove_extra_whitespaces"] = p.remove_extra_whitespaces;
+    d["escape_whitespaces"] = p.escape_whitespaces;
+    d["raw_trainer_spec"] = nb::bytes(p.raw_trainer_spec.data(), p.raw_trainer_spec.size());
+    d["raw_normalizer_spec"] = nb::bytes(p.raw_normalizer_spec.data(), p.raw_normalizer_spec.size());
+    return d;
+  }
+};
 
 struct PySentencePieceModel {
   std::unique_ptr<spm::Model> model;
@@ -23,12 +70,17 @@ struct PySentencePieceModel {
   }
   std::mt19937_64 rng{std::random_device{}()};
 
-  PySentencePieceModel(const std::vector<std::tuple<nb::bytes, float, int>>& pieces, int algorithm, bool byte_fallback,
-                       nb::bytes charsmap, bool add_dummy_prefix, bool remove_extra_whitespaces,
-                       bool escape_whitespaces, bool treat_whitespace_as_suffix) {
+  // pieces: a list of (UTF-8 bytes, score, type), or a parsed .model file (its pieces, copied natively)
+  PySentencePieceModel(nb::handle pieces, int algorithm, bool byte_fallback, nb::bytes charsmap, bool add_dummy_prefix,
+                       bool remove_extra_whitespaces, bool escape_whitespaces, bool treat_whitespace_as_suffix) {
     std::vector<spm::Piece> ps;
-    ps.reserve(pieces.size());
-    for (const auto& [b, score, type] : pieces) ps.push_back({std::string(b.c_str(), b.size()), score, uint8_t(type)});
+    if (nb::isinstance<PyModelProto>(pieces)) {
+      ps = nb::cast<const PyModelProto&>(pieces).proto.pieces;
+    } else {
+      auto tuples = nb::cast<std::vector<std::tuple<nb::bytes, float, int>>>(pieces);
+      ps.reserve(tuples.size());
+      for (const auto& [b, score, type] : tuples) ps.push_back({std::string(b.c_str(), b.size()), score, uint8_t(type)});
+    }
     spm::NormalizerSpec spec;
     spec.charsmap.assign(charsmap.c_str(), charsmap.size());
     spec.add_dummy_prefix = add_dummy_prefix;
@@ -38,7 +90,10 @@ struct PySentencePieceModel {
     if (algorithm != int(spm::Algorithm::kUnigram) && algorithm != int(spm::Algorithm::kBpe))
       throw nb::value_error("algorithm must be 1 (unigram) or 2 (bpe)");
     std::string error;
-    model = spm::Model::create(std::move(ps), spm::Algorithm(algorithm), byte_fallback, spec, &error);
+    {
+      nb::gil_scoped_release release;
+      model = spm::Model::create(std::move(ps), spm::Algorithm(algorithm), byte_fallback, spec, &error);
+    }
     if (!model) throw nb::value_error(error.c_str());
   }
 
@@ -139,9 +194,28 @@ struct PySentencePieceModel {
 }  // namespace
 
 void bind_sentencepiece(nb::module_& m) {
+  nb::class_<PyModelProto>(m, "SentencePieceModelProto")
+      .def("texts", &PyModelProto::texts)
+      .def("scores", &PyModelProto::scores)
+      .def("types", &PyModelProto::types)
+      .def("settings", &PyModelProto::settings)
+      .def("__len__", [](const PyModelProto& p) { return p.proto.pieces.size(); });
+  // The .model file's ModelProto, or None where spm/model_file.py raises (it then names the problem).
+  m.def(
+      "parse_sentencepiece_model",
+      [](nb::bytes data) -> nb::object {
+        auto parsed = std::make_unique<PyModelProto>();
+        bool ok;
+        {
+          nb::gil_scoped_release release;
+          ok = spm::parse_model_proto(reinterpret_cast<const uint8_t*>(data.c_str()), data.size(), &parsed->proto);
+        }
+        if (!ok) return nb::none();
+        return nb::cast(parsed.release(), nb::rv_policy::take_ownership);
+      },
+      nb::arg("data"));
   nb::class_<PySentencePieceModel>(m, "SentencePieceModel")
-      .def(nb::init<const std::vector<std::tuple<nb::bytes, float, int>>&, int, bool, nb::bytes, bool, bool, bool,
-                    bool>(),
+      .def(nb::init<nb::handle, int, bool, nb::bytes, bool, bool, bool, bool>(),
            nb::arg("pieces"), nb::arg("algorithm"), nb::arg("byte_fallback"), nb::arg("charsmap"),
            nb::arg("add_dummy_prefix"), nb::arg("remove_extra_whitespaces"), nb::arg("escape_whitespaces"),
            nb::arg("treat_whitespace_as_suffix"))

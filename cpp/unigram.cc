@@ -175,15 +175,53 @@ void PieceTrie::build(const std::vector<Key>& keys) {
   // of keys sharing a prefix, placed depth first: for each, the first base (in a window of the
   // last 8192 units, as darts-clone keeps a window of free blocks) whose slots for all its labels
   // are free. Old holes that fit nothing are left behind, so building stays linear.
-  std::vector<uint32_t> order;
-  order.reserve(keys.size());
-  for (uint32_t i = 0; i < keys.size(); ++i)
-    if (!keys[i].bytes.empty()) order.push_back(i);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    int c = keys[a].bytes.compare(keys[b].bytes);
-    return c != 0 ? c < 0 : a < b;
+  // The keys are sorted as copies carrying their first 16 bytes as two big-endian integers: most
+  // comparisons and byte reads below then stay in this array instead of chasing each key's bytes
+  // (the sort and those reads were 3/4 of the time of loading a 32k-piece model).
+  struct Sorted {
+    uint64_t head[2];  // bytes 0..15, zero-padded; the order of heads agrees with the order of the keys
+    uint32_t index;    // into keys: ties (duplicates) keep input order, so the first wins
+    uint32_t size;
+    int32_t id;  // the key's id and score, copied: reading them through index missed the cache
+    float score;
+  };
+  std::vector<Sorted> sorted;
+  sorted.reserve(keys.size());
+  for (uint32_t i = 0; i < keys.size(); ++i) {
+    const std::string_view b = keys[i].bytes;
+    if (b.empty()) continue;
+    Sorted e{{0, 0}, i, uint32_t(b.size()), keys[i].id, keys[i].score};
+    for (size_t k = 0; k < 16; ++k) e.head[k / 8] = e.head[k / 8] << 8 | (k < b.size() ? uint8_t(b[k]) : 0);
+    sorted.push_back(e);
+  }
+  std::sort(sorted.begin(), sorted.end(), [&](const Sorted& a, const Sorted& b) {
+    if (a.head[0] != b.head[0]) return a.head[0] < b.head[0];
+    if (a.head[1] != b.head[1]) return a.head[1] < b.head[1];
+    if (a.size > 16 || b.size > 16) {
+      const int c = keys[a.index].bytes.compare(keys[b.index].bytes);
+      if (c != 0) return c < 0;
+    } else if (a.size != b.size) {
+      return a.size < b.size;  // equal heads: one is the other padded with NULs
+    }
+    return a.index < b.index;
   });
-  std::vector<char> used(1024, 0);
+  auto at = [&](const Sorted& e, size_t depth) {
+    return depth < 16 ? uint8_t(e.head[depth / 8] >> (56 - 8 * (depth % 8))) : uint8_t(keys[e.index].bytes[depth]);
+  };
+  // one unit per distinct prefix (the nodes), plus holes: sized once instead of doubled from 1024
+  size_t nodes = 1;
+  for (size_t k = 0; k < sorted.size(); ++k) {
+    const size_t len = sorted[k].size;
+    size_t common = 0;
+    if (k > 0) {
+      const size_t prev = sorted[k - 1].size;
+      while (common < len && common < prev && at(sorted[k], common) == at(sorted[k - 1], common)) ++common;
+    }
+    nodes += len - common;
+  }
+  size_t initial = 1024;
+  while (initial < nodes + nodes / 2 + 512) initial *= 2;
+  std::vector<char> used(initial, 0);
   units_.assign(used.size(), Unit{});
   // next_free[i]: a link towards the first free slot >= i (union-find with path halving), so the
   // search below visits free slots only
@@ -206,23 +244,23 @@ void PieceTrie::build(const std::vector<Key>& keys) {
     size_t begin, end, depth;
     int32_t unit;
   };
-  std::vector<Task> stack = {{0, order.size(), 0, 0}};
+  std::vector<Task> stack = {{0, sorted.size(), 0, 0}};
   while (!stack.empty()) {
     Task t = stack.back();
     stack.pop_back();
     size_t b = t.begin;
-    if (b < t.end && keys[order[b]].bytes.size() == t.depth) {  // a key ends here
-      units_[size_t(t.unit)].id = keys[order[b]].id;
-      units_[size_t(t.unit)].score = keys[order[b]].score;
-      while (b < t.end && keys[order[b]].bytes.size() == t.depth) ++b;  // later duplicates
+    if (b < t.end && sorted[b].size == t.depth) {  // a key ends here
+      units_[size_t(t.unit)].id = sorted[b].id;
+      units_[size_t(t.unit)].score = sorted[b].score;
+      while (b < t.end && sorted[b].size == t.depth) ++b;  // later duplicates
     }
     if (b == t.end) continue;
     labels.clear();
     groups.clear();
     for (size_t k = b; k < t.end;) {
-      uint8_t c = uint8_t(keys[order[k]].bytes[t.depth]);
+      uint8_t c = at(sorted[k], t.depth);
       size_t e = k;
-      while (e < t.end && uint8_t(keys[order[e]].bytes[t.depth]) == c) ++e;
+      while (e < t.end && at(sorted[e], t.depth) == c) ++e;
       labels.push_back(c);
       groups.push_back({k, e});
       k = e;
@@ -274,6 +312,7 @@ std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algori
   m->byte_fallback_ = byte_fallback;
   for (auto& b : m->byte_ids_) b = -1;
   std::vector<PieceTrie::Key> keys;
+  keys.reserve(pieces.size());
   m->min_score_ = FLT_MAX;
   m->max_score_ = FLT_MIN;
   for (size_t i = 0; i < pieces.size(); ++i) {

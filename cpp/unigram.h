@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,7 +33,7 @@ struct NormalizerSpec {
 class PieceTrie {
  public:
   struct Key {
-    std::string bytes;
+    std::string_view bytes;  // points into the caller's strings, which outlive build()
     int32_t id;
     float score;
   };

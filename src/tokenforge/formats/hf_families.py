@@ -385,7 +385,7 @@ def _load_unigram(source, obj, ignore):
     """Unigram: spm/files.py reads the model and the normalizer; the parts around it are checked here."""
     from ..spm import files
 
-    obj = copy.deepcopy(obj)
+    obj = {**obj, "normalizer": copy.deepcopy(obj.get("normalizer"))}  # rewritten below; the rest is only read
     norm = obj.get("normalizer")
     steps = norm.get("normalizers", []) if isinstance(norm, dict) and norm.get("type") == "Sequence" else [norm] if norm else []
     strips = False

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import copy
 
-from .. import decoders, normalizers, post_processors, pre_tokenizers
+from .. import _core, decoders, normalizers, post_processors, pre_tokenizers
 from ..byte_alphabet import from_chars
 from ..models import BPE, ByteBPE, SentencePiece, WordLevel, WordPiece
+from ..models.byte_bpe import Merges
 from ..special import AddedToken
 from ..spm import model_file as mf
 from ..stage import StageError
@@ -86,7 +87,9 @@ def _load(path, obj, **overrides):
     if overrides:
         raise ValueError(f"{source}: a tokenizer.json takes no overrides ({', '.join(overrides)}); only ignore=")
     check_hf_envelope(source, obj, ignore)
-    obj = copy.deepcopy(obj)
+    # the stages' nodes are rewritten below: copy those, not the whole file (its vocabulary and
+    # merges are most of it; copying them took longer than the rest of loading)
+    obj = {k: copy.deepcopy(v) if k in ("normalizer", "pre_tokenizer", "decoder") else v for k, v in obj.items()}
     for key in ("normalizer", "pre_tokenizer", "decoder"):
         _translate_regexes(source, obj.get(key), key)
     model_node = obj.get("model")
@@ -212,7 +215,28 @@ def _model(source, node: dict, byte_level: bool, added: set):
         fail(source, "model", str(e))
 
 
+def _plain_byte_level(node, added: set):
+    """The ByteBPE of a plain byte-level BPE node (int ids, once each; tokens outside GPT-2's
+    alphabet only as added tokens; merges of tokens into tokens, no pair twice), read natively over
+    whole tables; None for anything else, which the reading below handles (and names)."""
+    vocab, merges = node.get("vocab"), node.get("merges", [])
+    if not (isinstance(vocab, dict) and isinstance(merges, list) and merges) or node.get("continuing_subword_prefix") \
+            or node.get("end_of_word_suffix") or node.get("byte_fallback") or node.get("dropout") not in (None, 0, 0.0):
+        return None
+    outside = {s: vocab[s] for s in added if s in vocab and from_chars(s) is None}
+    ranks = _core.byte_level_vocab(vocab, outside)
+    if ranks is None or len(set(vocab.values())) != len(vocab):
+        return None
+    if not all(bytes([x]) in ranks for x in range(256)):
+        return None
+    read = _core.byte_level_merges(merges, ranks)
+    return None if read is None else ByteBPE(ranks, Merges(*read), bool(node.get("ignore_merges", False)))
+
+
 def _bpe(source, node, byte_level: bool, added: set):
+    fast = _plain_byte_level(node, added) if byte_level else None
+    if fast is not None:
+        return fast
     vocab = _vocab_dict(source, node.get("vocab"))
     merges = _merges(source, node.get("merges", []))
     for n, (a, b) in enumerate(merges):

@@ -23,7 +23,8 @@ import json
 
 import regex
 
-from .. import patterns, regex_budget
+from .. import _core, patterns, regex_budget
+from ..models.byte_bpe import Merges
 from ..outputs import write_atomic
 from ._common import (CHAR_TO_BYTE, build, check_every_byte, check_hf_envelope, explicit_merges, fail, from_chars, hf_limits_json,
                       to_chars)
@@ -117,9 +118,9 @@ def load(path, obj, **overrides):
     if not isinstance(vocab, dict):
         fail(source, "model.vocab", "missing or not an object")
     special_ids = {i: s for s, i in special.items()}
-    ranks: dict[bytes, int] = {}
-    token_bytes: dict[str, bytes] = {}
-    for s, i in vocab.items():
+    fast = _plain_vocab(vocab, special)
+    ranks, token_bytes = (fast, None) if fast is not None else ({}, {})
+    for s, i in vocab.items() if fast is None else ():
         where = f"model.vocab[{s!r}]"
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
             fail(source, where, f"invalid id {i!r}")
@@ -144,7 +145,8 @@ def load(path, obj, **overrides):
             if s in vocab and _piece_spelled(s, pattern) is not None:
                 fail(source, f"model.vocab[{s!r}]", f"with ignore_merges, tokenizers turns the piece "
                      f"{_piece_spelled(s, pattern)!r} into the added token {s!r}; tokenforge makes no special token from text")
-    merges = _merges(source, model.get("merges"), token_bytes)
+    # the pairs carry their ids unless the caller replaces the ranks they were read against
+    merges = _merges(source, model.get("merges"), token_bytes, ranks, with_ids="mergeable_ranks" not in overrides)
     kwargs = dict(pattern=pattern, mergeable_ranks=ranks, special_tokens=special, merges=merges,
                   ignore_merges=bool(model.get("ignore_merges", False)), normalizer=normalizer,
                   name=(path.parent.name if path.stem == "tokenizer" else path.stem) or "tokenizer",
@@ -177,10 +179,32 @@ def _check_model(source, model: dict) -> None:
     # unk_token and fuse_unk are never used: every byte has a token (checked after reading the vocab).
 
 
-def _merges(source, merges, token_bytes: dict[str, bytes]) -> list[tuple[bytes, bytes]]:
-    """The merges as byte pairs; token_bytes maps each vocabulary spelling to its bytes."""
+def _plain_vocab(vocab: dict, special: dict[str, int]):
+    """The ranks of a vocabulary with nothing to report (int ids, every token spelled in GPT-2's
+    alphabet, added tokens in it with their own id), read natively over the whole table; None
+    otherwise, and the loop in `load` names the problem."""
+    return _core.byte_level_vocab(vocab, special)
+
+
+def _plain_merges(merges: list, ranks: dict[bytes, int]):
+    """Merges written "left right" (or [left, right]) with known parts and no pair twice, read
+    natively: byte pairs that carry their ids (models.byte_bpe.Merges); None otherwise (the loop in
+    `_merges` names the problem)."""
+    read = _core.byte_level_merges(merges, ranks)
+    return None if read is None else Merges(*read)
+
+
+def _merges(source, merges, token_bytes: dict[str, bytes] | None, ranks: dict[bytes, int],
+            with_ids: bool = True) -> list[tuple[bytes, bytes]]:
+    """The merges as byte pairs; token_bytes maps each vocabulary spelling to its bytes (None: made
+    from the ranks); with_ids: the pairs carry their ids in the ranks (byte_bpe.Merges)."""
     if not isinstance(merges, list):
         fail(source, "model.merges", "missing or not a list")
+    fast = _plain_merges(merges, ranks) if merges and with_ids else None
+    if fast is not None:
+        return fast
+    if token_bytes is None:  # the vocabulary was read natively: the spellings are the ranks' bytes
+        token_bytes = {to_chars(b): b for b in ranks}
     out = []
     for n, m in enumerate(merges):
         if isinstance(m, str):

@@ -19,6 +19,7 @@ below is the one place the engine is constructed.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Mapping, Sequence
 
 from .. import _core
@@ -38,22 +39,66 @@ def native_encoder(tokens, merge_rules, whole_piece_lookup: bool, pat_str: str |
     return _core.Encoder(tokens, merge_rules, whole_piece_lookup, None, specials), False
 
 
+class Merges(list):
+    """Merges as byte pairs, each with (left id, right id, merged id) as the reader that made them
+    from the same vocabulary found them (formats/huggingface.py, natively): ByteBPE then takes the
+    ids as they are instead of looking every pair up again. The reader vouches that the ids are the
+    ones of the ranks it passes along."""
+
+    def __init__(self, pairs: list[tuple[bytes, bytes]], rules: list[tuple[int, int, int]]):
+        super().__init__(pairs)
+        self.rules = rules
+
+
+def _columns(pairs) -> tuple[list, list]:
+    """(lefts, rights) of a sequence of pairs."""
+    pairs = list(pairs)
+    if not pairs:
+        return [], []
+    if set(map(len, pairs)) != {2}:  # zip would cut longer ones short: unpack them to raise
+        pairs = [(a, b) for a, b in pairs]
+    return list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
+
+
 class ByteBPE:
     kind = "byte_bpe"
 
     def __init__(self, ranks: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]] | None = None,
                  ignore_merges: bool | None = None):
+        # Construction works on whole columns (zip, map, set: no Python code per token), which made
+        # loading a 128k-token vocabulary several times faster; anything unusual takes the loops
+        # below, which name the problem.
         self.ranks = dict(ranks)
-        self.merges_given = None if merges is None else [(bytes(a), bytes(b)) for a, b in merges]
+        if merges is None:
+            self.merges_given = None
+        elif isinstance(merges, Merges):
+            self.merges_given = list(merges)
+        else:
+            lefts, rights = _columns(merges)
+            self.merges_given = list(zip(map(bytes, lefts), map(bytes, rights)))
         # tiktoken's rule always emits a piece that is a token whole; with explicit merges that is
         # Hugging Face's `ignore_merges` option, off unless asked for.
         self.ignore_merges = merges is None if ignore_merges is None else bool(ignore_merges)
-        self._validate()
-        self._by_id = {i: b for b, i in self.ranks.items()}
-        self._tokens = [(i, b) for b, i in self.ranks.items()]
-        self._rules = self._merge_rules()
+        if not self._plainly_valid():
+            self._validate()
+        self._by_id = dict(zip(self.ranks.values(), self.ranks.keys()))
+        self._tokens = list(zip(self.ranks.values(), self.ranks.keys()))
+        self._rules = merges.rules if isinstance(merges, Merges) else self._merge_rules()
         self._encoders: dict = {}
-        self._plain, _ = self.encoder(None, ())
+        self._plain_encoder = None
+
+    @property
+    def _plain(self):
+        """The engine without a split pattern (for pieces already split), made on first use: a
+        Tokenizer with a native split pattern never needs it."""
+        if self._plain_encoder is None:
+            self._plain_encoder, _ = self.encoder(None, ())
+        return self._plain_encoder
+
+    def _plainly_valid(self) -> bool:
+        ids = self.ranks.values()
+        return (not ids or set(map(type, self.ranks)) <= {bytes, bytearray} and set(map(type, ids)) == {int}
+                and min(ids) >= 0 and max(ids) < 2**32 - 1 and len(set(ids)) == len(ids))
 
     def _validate(self) -> None:
         for b, i in self.ranks.items():
@@ -72,6 +117,12 @@ class ByteBPE:
         if self.merges_given is None:
             return []
         ranks = self.ranks
+        lefts, rights = _columns(self.merges_given)
+        try:
+            return list(zip(map(ranks.__getitem__, lefts), map(ranks.__getitem__, rights),
+                            map(ranks.__getitem__, map(bytes.__add__, lefts, rights))))
+        except KeyError:
+            pass  # the loop names the merge
         rules = []
         for n, (a, b) in enumerate(self.merges_given):
             try:

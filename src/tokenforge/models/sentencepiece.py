@@ -15,6 +15,7 @@ leading "▁" of the text consumed once.
 from __future__ import annotations
 
 import re
+from functools import cached_property
 
 from .. import _core
 from ..decoders.base import Decoder
@@ -27,6 +28,15 @@ _BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
 ALGORITHMS = {mf.UNIGRAM: "unigram", mf.BPE: "bpe", mf.WORD: "word", mf.CHAR: "char"}
 
 
+def _indices(types: bytes, kind: int) -> list[int]:
+    """The ids of the pieces of one type (types: one byte per piece)."""
+    out, i = [], types.find(kind)
+    while i >= 0:
+        out.append(i)
+        i = types.find(kind, i + 1)
+    return out
+
+
 class SentencePiece:
     kind = "sentencepiece"
 
@@ -35,25 +45,42 @@ class SentencePiece:
             raise ValueError(f"unknown SentencePiece model type {model.model_type!r}")
         self.model = model
         self.algorithm = ALGORITHMS[model.model_type]
-        self._pieces = [p.piece for p in model.pieces]
-        self._ids: dict[str, int] = {}
-        for i, p in enumerate(model.pieces):
-            self._ids.setdefault(p.piece, i)
-        unk = [i for i, p in enumerate(model.pieces) if p.type == UNKNOWN]
-        if not unk:
+        texts, _, types = mf.columns(model.pieces)
+        self._pieces = texts
+        self._types = types
+        self._scans = 0
+        unk = types.find(UNKNOWN)
+        if unk < 0:
             raise ValueError("the model has no unknown piece (<unk>)")
-        self.unk_id = unk[0]
+        self.unk_id = unk
         self.byte_ids: dict[int, int] = {}
-        for i, p in enumerate(model.pieces):
-            m = _BYTE_PIECE.fullmatch(p.piece)
-            if p.type == BYTE and m:
+        for i in _indices(types, BYTE):
+            m = _BYTE_PIECE.fullmatch(texts[i])
+            if m:
                 self.byte_ids[int(m.group(1), 16)] = i
         native_type = model.model_type if model.model_type in (mf.UNIGRAM, mf.BPE) else mf.UNIGRAM
+        if isinstance(model.pieces, mf.PieceTable):
+            pieces = model.pieces.proto  # read natively: the pieces stay native
+        else:
+            pieces = [(p.piece.encode("utf-8"), p.score, p.type) for p in model.pieces]
         self._native = _core.SentencePieceModel(
-            [(p.piece.encode("utf-8"), p.score, p.type) for p in model.pieces],
-            native_type, model.byte_fallback, model.precompiled_charsmap, model.add_dummy_prefix,
+            pieces, native_type, model.byte_fallback, model.precompiled_charsmap, model.add_dummy_prefix,
             model.remove_extra_whitespaces, model.escape_whitespaces, model.treat_whitespace_as_suffix,
         )
+
+    @cached_property
+    def _ids(self) -> dict[str, int]:
+        """The first id of each text (a text can be a normal piece and a reserved one); made on
+        first use, as loading a model only to encode never needs it."""
+        texts = self._pieces
+        return dict(zip(reversed(texts), range(len(texts) - 1, -1, -1)))
+
+    def first_id(self, text: str) -> int | None:
+        """token_to_id without the table (a scan of the texts in C): for a few lookups."""
+        try:
+            return self._pieces.index(text)
+        except ValueError:
+            return None
 
     def __getattr__(self, name):  # the model file's settings: tok.model.pieces, .byte_fallback, ...
         if name.startswith("_") or name == "model":
@@ -94,7 +121,7 @@ class SentencePiece:
         ids: list[int] = []
         for u in units:
             i = self._ids.get(u)
-            if i is not None and self.model.pieces[i].type not in (CONTROL, UNKNOWN):
+            if i is not None and self._types[i] not in (CONTROL, UNKNOWN):
                 ids.append(i)
             elif self.model.byte_fallback and self.byte_ids:
                 ids += [self.byte_ids[b] for b in u.encode("utf-8")]
@@ -120,7 +147,10 @@ class SentencePiece:
         return len(self._pieces)
 
     def token_to_id(self, token: str) -> int | None:
-        return self._ids.get(token)
+        if "_ids" in self.__dict__ or self._scans >= 8:
+            return self._ids.get(token)
+        self._scans += 1  # the first few lookups (the Tokenizer's, at construction) scan instead
+        return self.first_id(token)
 
     def id_to_token(self, i: int) -> str | None:
         return self._pieces[i] if isinstance(i, int) and 0 <= i < len(self._pieces) else None
@@ -137,16 +167,22 @@ class SentencePiece:
         p = self.id_to_token(i)
         if p is None:
             return None
-        if self.model.pieces[i].type == BYTE and i in self.byte_ids.values():
+        if self._types[i] == BYTE and i in self.byte_ids.values():
             return bytes([int(p[3:5], 16)])
         return p.replace(SPACE, " ").encode("utf-8")
 
     @property
     def special_tokens(self) -> list[str]:
-        return [p.piece for p in self.model.pieces if p.type == CONTROL]
+        return [self._pieces[i] for i in _indices(self._types, CONTROL)]
+
+    def control_ids(self) -> list[int]:
+        return _indices(self._types, CONTROL)
+
+    def piece_type(self, i: int) -> int:
+        return self._types[i]
 
     def default_decoder(self):
-        return SentencePieceDecoder(self.model)
+        return SentencePieceDecoder(self.model, self)
 
     def to_dict(self) -> dict:
         """The model file's content in tokenforge's JSON (spm/files.py reads it back)."""
@@ -174,11 +210,16 @@ class SentencePieceDecoder(Decoder):
 
     kind = "SentencePiece"
 
-    def __init__(self, model: ModelFile):
+    def __init__(self, model: ModelFile, stage: SentencePiece | None = None):
         self.model = model
-        self._types = {}
-        for p in model.pieces:
-            self._types.setdefault(p.piece, p.type)
+        self._stage = stage
+
+    @cached_property
+    def _types(self) -> dict[str, int]:
+        """The type of the first piece of each text, made on the first decoding."""
+        stage = self._stage
+        texts, _, types = (stage._pieces, None, stage._types) if stage is not None else mf.columns(self.model.pieces)
+        return dict(zip(reversed(texts), reversed(types)))
 
     def decode_chain(self, tokens):
         # sentencepiece's Decode: a leading "▁" is consumed while nothing visible has been written

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 import struct
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 # SentencePiece.Type
@@ -27,11 +29,50 @@ class Piece:
     type: int = NORMAL
 
 
+class PieceTable(Sequence):
+    """The pieces of a file read natively, as three columns (texts, float32 scores, type bytes):
+    loading needs the columns only, so the Piece objects are made on first use. Read-only."""
+
+    def __init__(self, proto):
+        self.proto = proto  # _core.SentencePieceModelProto: the native model is built from it
+        self.texts: list[str] = proto.texts()
+        self.scores = array("f", proto.scores())
+        self.types: bytes = proto.types()
+        self._pieces: list[Piece] | None = None
+
+    def as_list(self) -> list[Piece]:
+        if self._pieces is None:
+            self._pieces = [Piece(t, s, k) for t, s, k in zip(self.texts, self.scores, self.types)]
+        return self._pieces
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def __getitem__(self, i):
+        return self.as_list()[i]
+
+    def __iter__(self):
+        return iter(self.as_list())
+
+    def __eq__(self, other) -> bool:
+        return self.as_list() == (other.as_list() if isinstance(other, PieceTable) else other)
+
+    def __repr__(self) -> str:
+        return f"PieceTable({len(self)} pieces)"
+
+
+def columns(pieces) -> tuple[list[str], Sequence[float], bytes]:
+    """(texts, scores, types) of a list of Piece or a PieceTable."""
+    if isinstance(pieces, PieceTable):
+        return pieces.texts, pieces.scores, pieces.types
+    return [p.piece for p in pieces], [p.score for p in pieces], bytes(p.type for p in pieces)
+
+
 @dataclass
 class ModelFile:
     """The parts of a ModelProto that tokenization depends on."""
 
-    pieces: list[Piece]
+    pieces: list[Piece] | PieceTable
     model_type: int = UNIGRAM
     byte_fallback: bool = False
     treat_whitespace_as_suffix: bool = False
@@ -160,7 +201,19 @@ def _check_unique(pieces: list[Piece]) -> None:
 
 def parse(data: bytes) -> ModelFile:
     """Parses the bytes of a `.model` file. Memory stays proportional to the file: every length is
-    checked against the bytes present before anything is sliced."""
+    checked against the bytes present before anything is sliced. The native reader
+    (cpp/model_proto.h) reads what this one accepts; a file it refuses is read again here, which
+    names the problem."""
+    from .. import _core
+
+    proto = _core.parse_sentencepiece_model(bytes(data))
+    if proto is not None:
+        return ModelFile(pieces=PieceTable(proto), **proto.settings())
+    return parse_python(data)
+
+
+def parse_python(data: bytes) -> ModelFile:
+    """The pure-Python reader: the oracle of the native one, and the one that names errors."""
     try:
         top = fields(data)
         pieces: list[Piece] = []

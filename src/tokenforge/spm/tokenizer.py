@@ -38,7 +38,8 @@ class SentencePieceTokenizer(Tokenizer):
 
     def __init__(self, model: ModelFile, *, name: str = "sentencepiece", **options):
         stage = model if isinstance(model, SentencePiece) else SentencePiece(model)
-        options.setdefault("special_tokens", {p.piece: i for i, p in enumerate(stage.model.pieces) if p.type == CONTROL and p.piece})
+        texts = stage._pieces
+        options.setdefault("special_tokens", {texts[i]: i for i in stage.control_ids() if texts[i]})
         options.setdefault("allowed_special", frozenset())
         options.setdefault("disallowed_special", ())
         options.setdefault("skip_special_tokens", True)
@@ -49,8 +50,8 @@ class SentencePieceTokenizer(Tokenizer):
         self.eos_id = self._control_id("</s>")
 
     def _control_id(self, piece: str) -> int:
-        i = self.model.token_to_id(piece)
-        return i if i is not None and self.model.model.pieces[i].type == CONTROL else -1
+        i = self.model.first_id(piece)
+        return i if i is not None and self.model.piece_type(i) == CONTROL else -1
 
     # ---- construction ----------------------------------------------------------------------------
 
@@ -125,7 +126,8 @@ class SentencePieceTokenizer(Tokenizer):
         return p
 
     def get_score(self, i: int) -> float:
-        return self.model.model.pieces[i].score
+        pieces = self.model.model.pieces
+        return pieces.scores[i] if isinstance(pieces, mf.PieceTable) else pieces[i].score
 
     # ---- encoding with sentencepiece's options ------------------------------------------------------
 

@@ -1,0 +1,216 @@
+#include "model_proto.h"
+
+#include <cmath>
+#include <cstring>
+#include <string_view>
+#include <functional>
+
+namespace tokenforge {
+namespace spm {
+
+namespace {
+
+// A varint as Python reads it: any size (`big` when bits beyond the 64 kept are set), at most 10 bytes.
+struct Varint {
+  uint64_t value = 0;
+  bool big = false;
+};
+
+bool read_varint(const uint8_t* data, size_t n, size_t& pos, Varint& v) {
+  v = Varint{};
+  for (unsigned shift = 0;; shift += 7) {
+    if (shift > 63) return false;  // longer than 10 bytes
+    if (pos >= n) return false;    // truncated
+    const uint64_t b = data[pos++];
+    const uint64_t bits = b & 0x7F;
+    v.value |= bits << shift;
+    if (shift > 57 && (bits >> (64 - shift)) != 0) v.big = true;
+    if (!(b & 0x80)) return true;
+  }
+}
+
+// One field of a message: its number, wire type and value (a varint, or the bytes of a
+// fixed32/fixed64/length-delimited value).
+struct Field {
+  uint64_t number = 0;  // UINT64_MAX when the key does not fit 64 bits: no field this reader knows
+  unsigned wire = 0;
+  Varint varint;
+  const uint8_t* bytes = nullptr;
+  size_t size = 0;
+};
+
+// Calls on_field(const Field&) for each field of data[0, n), in order; false if the message is
+// malformed (exactly where model_file.fields raises).
+template <class F>
+bool for_each_field(const uint8_t* data, size_t n, F&& on_field) {
+  size_t pos = 0;
+  while (pos < n) {
+    Varint key;
+    if (!read_varint(data, n, pos, key)) return false;
+    Field f;
+    f.number = key.big ? UINT64_MAX : key.value >> 3;
+    f.wire = unsigned(key.value & 7);
+    if (f.number == 0) return false;
+    size_t width;
+    switch (f.wire) {
+      case 0:
+        if (!read_varint(data, n, pos, f.varint)) return false;
+        width = 0;
+        break;
+      case 1:
+        width = 8;
+        break;
+      case 2: {
+        Varint size;
+        if (!read_varint(data, n, pos, size)) return false;
+        if (size.big || size.value > n - pos) return false;  // truncated
+        width = size_t(size.value);
+        break;
+      }
+      case 5:
+        width = 4;
+        break;
+      default:
+        return false;  // groups (3, 4) and the undefined 6, 7
+    }
+    if (width > n - pos) return false;
+    f.bytes = data + pos;
+    f.size = width;
+    pos += width;
+    if (!on_field(f)) return false;
+  }
+  return true;
+}
+
+bool is_reserved(uint8_t type) { return type == kUnknown || type == kControl || type == kByte; }
+
+bool read_piece(const uint8_t* data, size_t n, Piece& piece) {
+  Field text, score, type;  // the last of each, with the wire type of the schema
+  bool has_text = false, has_score = false, has_type = false;
+  bool ok = for_each_field(data, n, [&](const Field& f) {
+    if (f.number == 1 && f.wire == 2) text = f, has_text = true;
+    if (f.number == 2 && f.wire == 5) score = f, has_score = true;
+    if (f.number == 3 && f.wire == 0) type = f, has_type = true;
+    return true;
+  });
+  if (!ok) return false;
+  if (has_text) {
+    if (!valid_utf8(text.bytes, text.size) || std::memchr(text.bytes, 0, text.size)) return false;
+    piece.bytes.assign(reinterpret_cast<const char*>(text.bytes), text.size);
+  }
+  piece.score = 0.0f;
+  if (has_score) std::memcpy(&piece.score, score.bytes, 4);  // little-endian, as the file
+  if (!std::isfinite(piece.score)) return false;
+  // an enum keeps its low 32 bits; a value outside the enum leaves the default (normal)
+  const uint64_t low = has_type ? (type.varint.value & 0xFFFFFFFFu) : kNormal;
+  piece.type = low >= kNormal && low <= kByte ? uint8_t(low) : uint8_t(kNormal);
+  return true;
+}
+
+struct Spec {
+  const uint8_t* bytes = nullptr;
+  size_t size = 0;
+};
+
+}  // namespace
+
+bool valid_utf8(const uint8_t* s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    const uint8_t c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint8_t lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    } else {
+      return false;
+    }
+    if (len > n - i || s[i + 1] < lo || s[i + 1] > hi) return false;
+    for (size_t k = 2; k < len; ++k)
+      if ((s[i + k] & 0xC0) != 0x80) return false;
+    i += len;
+  }
+  return true;
+}
+
+bool parse_model_proto(const uint8_t* data, size_t size, ModelProto* out) {
+  *out = ModelProto{};
+  out->pieces.reserve(size / 16);  // a piece takes 10-20 bytes of a real file
+  Spec trainer, normalizer;
+  bool ok = for_each_field(data, size, [&](const Field& f) {
+    if (f.wire != 2) return true;
+    if (f.number == 1) {
+      out->pieces.emplace_back();
+      return read_piece(f.bytes, f.size, out->pieces.back());
+    }
+    if (f.number == 2) trainer = {f.bytes, f.size};
+    if (f.number == 3) normalizer = {f.bytes, f.size};
+    return true;
+  });
+  if (!ok || out->pieces.empty()) return false;
+
+  // a piece text defined twice among the normal pieces, or twice among the reserved ones: an
+  // open-addressing set of piece indices (a node-based set costs an allocation per piece)
+  const std::vector<Piece>& ps = out->pieces;
+  size_t cap = 64;
+  while (cap < 2 * ps.size()) cap *= 2;
+  std::vector<uint32_t> slots(cap, UINT32_MAX);
+  for (uint32_t i = 0; i < ps.size(); ++i) {
+    const bool reserved = is_reserved(ps[i].type);
+    size_t h = std::hash<std::string_view>()(ps[i].bytes) ^ (reserved ? 0x9E3779B97F4A7C15ull : 0);
+    for (size_t k = h & (cap - 1);; k = (k + 1) & (cap - 1)) {
+      const uint32_t j = slots[k];
+      if (j == UINT32_MAX) {
+        slots[k] = i;
+        break;
+      }
+      if (is_reserved(ps[j].type) == reserved && ps[j].bytes == ps[i].bytes) return false;
+    }
+  }
+
+  bool model_type_ok = true;
+  ok = for_each_field(trainer.bytes, trainer.size, [&](const Field& f) {
+    if (f.wire == 0 && f.number == 3) {
+      model_type_ok = !f.varint.big && f.varint.value >= 1 && f.varint.value <= 4;
+      if (model_type_ok) out->model_type = int(f.varint.value);
+    }
+    const bool set = f.varint.big || f.varint.value != 0;
+    if (f.wire == 0 && f.number == 35) out->byte_fallback = set;
+    if (f.wire == 0 && f.number == 24) out->treat_whitespace_as_suffix = set;
+    if (f.wire == 2 && f.number == 44) out->unk_surface.assign(reinterpret_cast<const char*>(f.bytes), f.size);
+    return true;
+  });
+  if (!ok || !model_type_ok) return false;
+  ok = for_each_field(normalizer.bytes, normalizer.size, [&](const Field& f) {
+    const bool set = f.varint.big || f.varint.value != 0;
+    if (f.wire == 2 && f.number == 1) out->normalizer_name.assign(reinterpret_cast<const char*>(f.bytes), f.size);
+    if (f.wire == 2 && f.number == 2)
+      out->precompiled_charsmap.assign(reinterpret_cast<const char*>(f.bytes), f.size);
+    if (f.wire == 0 && f.number == 3) out->add_dummy_prefix = set;
+    if (f.wire == 0 && f.number == 4) out->remove_extra_whitespaces = set;
+    if (f.wire == 0 && f.number == 5) out->escape_whitespaces = set;
+    return true;
+  });
+  if (!ok) return false;
+  const auto* u = reinterpret_cast<const uint8_t*>(out->unk_surface.data());
+  const auto* name = reinterpret_cast<const uint8_t*>(out->normalizer_name.data());
+  if (!valid_utf8(u, out->unk_surface.size()) || !valid_utf8(name, out->normalizer_name.size())) return false;
+  if (trainer.bytes) out->raw_trainer_spec.assign(reinterpret_cast<const char*>(trainer.bytes), trainer.size);
+  if (normalizer.bytes) out->raw_normalizer_spec.assign(reinterpret_cast<const char*>(normalizer.bytes), normalizer.size);
+  return true;
+}
+
+}  // namespace spm
+}  // namespace tokenforge

@@ -1,0 +1,96 @@
+"""The native readers of byte-level vocabularies and merges (bindings/byte_level_files.cpp) against
+their Python meaning: same tables when the input is plain, None (the Python loops then name the
+problem) for anything else; and the files they read load with the same ids as before."""
+
+import json
+import pathlib
+
+import pytest
+
+import tokenforge
+from tokenforge import _core
+from tokenforge.byte_alphabet import from_chars, to_chars
+from tokenforge.models.byte_bpe import ByteBPE, Merges
+
+SHARED = pathlib.Path(__file__).resolve().parents[1].parent / "shared"
+
+
+@pytest.fixture(scope="module")
+def gpt2():
+    vocab = json.loads((SHARED / "vocab" / "gpt2_vocab.json").read_text(encoding="utf-8"))
+    lines = (SHARED / "vocab" / "gpt2_merges.txt").read_text(encoding="utf-8").splitlines()
+    merges = [line for line in lines if line and not line.startswith("#")]
+    return vocab, merges
+
+
+def _python_vocab(vocab):
+    return {from_chars(s): i for s, i in vocab.items()}, {s: from_chars(s) for s in vocab}
+
+
+def test_vocab_as_python_reads_it(gpt2):
+    vocab, _ = gpt2
+    ranks = _core.byte_level_vocab(vocab, {})
+    want_ranks, _ = _python_vocab(vocab)
+    assert ranks == want_ranks and list(ranks) == list(want_ranks)
+
+
+@pytest.mark.parametrize("change", [
+    {"a b": 7},                # a space is not in the alphabet
+    {"\u0144": 8},             # the first character after it
+    {"x\u00ad": 9},            # the soft hyphen is not in it either
+    {"ok": True},              # a bool is not an id
+    {"ok": -1},
+    {"ok": 1.0},
+    {"ok": 2**70},
+])
+def test_vocab_refuses_what_the_loop_must_name(change):
+    vocab = {to_chars(bytes([b])): b for b in range(256)} | change
+    assert _core.byte_level_vocab(vocab, {}) is None
+
+
+def test_vocab_added_tokens():
+    vocab = {to_chars(bytes([b])): b for b in range(256)}
+    assert _core.byte_level_vocab({**vocab, "<|end|>": 256}, {"<|end|>": 256}) == _python_vocab(vocab)[0]
+    assert _core.byte_level_vocab({**vocab, "<|end|>": 256}, {"<|end|>": 257}) is None  # another id
+    assert _core.byte_level_vocab(vocab, {"<|end|>": 65}) is None  # a model token holds its id
+
+
+def test_merges_as_python_reads_them(gpt2):
+    vocab, merges = gpt2
+    ranks = _core.byte_level_vocab(vocab, {})
+    token_bytes = _python_vocab(vocab)[1]
+    pairs, rules = _core.byte_level_merges(merges, ranks)
+    want = [(token_bytes[a], token_bytes[b]) for a, b in (m.split(" ") for m in merges)]
+    assert pairs == want
+    assert rules == [(ranks[a], ranks[b], ranks[a + b]) for a, b in want]
+    as_lists = [m.split(" ") for m in merges]
+    assert _core.byte_level_merges(as_lists, ranks) == (pairs, rules)
+    model = ByteBPE(ranks, Merges(pairs, rules))
+    assert model._rules == ByteBPE(ranks, want)._rules
+
+
+@pytest.mark.parametrize("bad", ["a", "a b c", " a", "a ", "a  b", "Ġ zzzz", "q \u0144", ["a"], ["a", 1], 5, "Ġt he"])
+def test_merges_refuse_what_the_loop_must_name(gpt2, bad):
+    vocab, merges = gpt2
+    ranks = _core.byte_level_vocab(vocab, {})
+    assert _core.byte_level_merges(merges[:100] + [bad], ranks) is None
+
+
+def test_duplicate_merge_is_named(tmp_path, gpt2):
+    vocab, merges = gpt2
+    obj = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+           "post_processor": None,
+           "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+           "model": {"type": "BPE", "vocab": vocab, "merges": merges[:500] + [merges[3]]}}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(obj), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"tokenizer\.json.*appears twice"):
+        tokenforge.load(path)
+    obj["model"]["merges"] = merges
+    path.write_text(json.dumps(obj), encoding="utf-8")
+    tok = tokenforge.load(path)
+    tokenizers = pytest.importorskip("tokenizers")
+    text = (SHARED / "corpora" / "taylorswift.txt").read_text(encoding="utf-8")[:20000]
+    assert tok.encode(text) == tokenizers.Tokenizer.from_file(str(path)).encode(text).ids
+    assert tok.merges == [(from_chars(a), from_chars(b)) for a, b in (m.split(" ") for m in merges)]

@@ -356,13 +356,18 @@ def test_real_file_loads_by_content_and_encodes_exactly(case, tmp_path):
     _compare(_ids(case, tok, _reference_name(case)), reference, f"{case.id} ({case.package})")
 
 
-def test_real_file_truncation_and_padding_off(case):
+# The battery's tokenizer.json files that set truncation or padding.
+TRUNCATING = [c for c in CASES if c.id in ("minilm-tokenizer-json",)]
+
+
+@pytest.mark.parametrize("truncating", TRUNCATING, ids=[c.id for c in TRUNCATING])
+def test_real_file_truncation_and_padding_off(truncating):
     """A file with truncation or padding (MiniLM's: 128, LongestFirst; Fixed 128 with [PAD]) also
     encodes whole texts id-exact once both are turned off, on both sides, as HF's methods do."""
+    case = truncating
     path = _case_path(case)
     tok = _load(case, path)
-    if getattr(tok, "truncation", None) is None and getattr(tok, "padding", None) is None:
-        pytest.skip("the file has neither truncation nor padding")
+    assert tok.truncation is not None and tok.padding is not None
     from tokenizers import Tokenizer
 
     hf = Tokenizer.from_file(str(path))

@@ -10,6 +10,7 @@ void bind_training(nb::module_& m);
 void bind_sentencepiece(nb::module_& m);
 void bind_other_models(nb::module_& m);
 void bind_byte_level_files(nb::module_& m);
+void bind_dataset(nb::module_& m);
 
 NB_MODULE(_core, m) {
   m.doc() = "tokenforge's native core: split patterns, byte-pair encoding, special tokens, training.";
@@ -18,4 +19,5 @@ NB_MODULE(_core, m) {
   bind_sentencepiece(m);
   bind_other_models(m);
   bind_byte_level_files(m);
+  bind_dataset(m);
 }

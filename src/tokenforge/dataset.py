@@ -39,7 +39,9 @@ import numpy as np
 
 from .dataset_files import (_SHARD_NAME, INDEX_NAME, READABLE_DTYPES, SHARDS_FORMAT, _Part, _read_index,
                             _ShardedOutput, _SingleOutput, dtype_for, open_shards, read_ids, read_shards)
-from .dataset_readers import CHUNK_CHARS, expand_inputs, is_url, require_fsspec, segments
+from . import _core
+from .dataset_readers import (CHUNK_CHARS, expand_inputs, is_url, jsonl_documents, native_units, require_fsspec,
+                              segments, utf8_error)
 from .streaming import safe_cut
 
 BATCH_CHARS = 1 << 20  # characters per batch: what one encoding thread takes at a time
@@ -61,7 +63,8 @@ class _Encoder:
     each encoding whole batches alone (the core releases the GIL, writes the ids of one thread
     straight into the flat array, and its per-thread piece cache stays warm from batch to batch, as
     the threads live as long as the run); other tokenizers get one caller, which hands `threads`
-    to their own batch encoder."""
+    to their own batch encoder. With the native core a segment may be UTF-8 bytes (validated by the
+    core) and a work item a _JsonlBlock (parsed by the core): no str is made for the text."""
 
     def __init__(self, tok, threads: int):
         self.tok = tok
@@ -69,21 +72,27 @@ class _Encoder:
         core = getattr(tok, "_core", None)
         byte_level = hasattr(tok, "encode_ordinary") and getattr(tok, "_normalizer", None) is None
         self.native = (byte_level and getattr(tok, "_native_pattern", -1) >= 0
-                       and hasattr(core, "encode_ordinary_batch_flat"))
+                       and hasattr(core, "encode_ordinary_batch_flat") and hasattr(_core, "encode_segments"))
         self.cuttable = byte_level  # documents may be cut at safe cuts (streaming.py)
         self.workers = threads if self.native else 1
 
     def cut(self, buffer: str, start: int, end: int) -> int:
         return safe_cut(buffer, (), start=start, end=end)  # encode_ordinary: no special token is matched
 
-    def encode(self, texts: list[str], suffix: list[int]) -> tuple[np.ndarray, list[int]]:
-        """(flat uint32 ids, ids per text): text k's ids, then suffix[k] if it is >= 0."""
+    def encode(self, texts, suffix: list[int]) -> tuple[np.ndarray, list[int]]:
+        """(flat uint32 ids, ids per text): text k's ids, then suffix[k] if it is >= 0. `texts` is a
+        list of str (or, natively, UTF-8 bytes) or a _JsonlBlock (one count per document)."""
+        if isinstance(texts, _JsonlBlock):
+            return texts.encode(self)
         if self.native:  # one thread here: `workers` callers run at once (see encoded())
             try:
-                ids, counts = self.tok._core.encode_ordinary_batch_flat(texts, suffix, 1)
+                ids, counts, bad = _core.encode_segments(self.tok._core, texts, suffix)
             except UnicodeEncodeError:  # lone surrogates: as encode_ordinary does
-                texts = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
-                ids, counts = self.tok._core.encode_ordinary_batch_flat(texts, suffix, 1)
+                texts = [t.encode("utf-8", "replace").decode("utf-8") if isinstance(t, str) else t for t in texts]
+                ids, counts, bad = _core.encode_segments(self.tok._core, texts, suffix)
+            if bad >= 0:  # bytes read by byte_segments: the error names the file and the byte
+                _, _, name, offset = texts.meta[bad]
+                raise utf8_error(name, texts[bad], offset)
             return ids, counts
         per_text = [ids + [s] if s >= 0 else ids for ids, s in zip(self._encode_many(texts), suffix)]
         flat = np.fromiter((i for ids in per_text for i in ids), dtype=np.uint32)
@@ -99,6 +108,49 @@ class _Encoder:
             return [tok.encode(t, add_special_tokens=False) for t in texts]
         except TypeError:
             return [tok.encode(t) for t in texts]
+
+
+class _Segments(list):
+    """The texts of a work item, with their meta: (ends_document, source number, source name,
+    offset in the source or None) each."""
+
+    __slots__ = ("meta",)
+
+
+class _JsonlBlock:
+    """Whole JSON lines of one source, for the native reader: each record's field is parsed and
+    encoded by the core in an encoding thread; a line the core leaves to Python (anything but a
+    plain valid record: invalid UTF-8 or JSON, a lone surrogate, a missing field, ...) goes through
+    dataset_readers.jsonl_documents, which accepts it or raises its error naming file and line."""
+
+    __slots__ = ("data", "first_line", "name", "field", "errors", "eot")
+
+    def __init__(self, data: bytes, first_line: int, name: str, field: str, errors: str, eot: int):
+        self.data, self.first_line, self.name = data, first_line, name
+        self.field, self.errors, self.eot = field, errors, eot
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def encode(self, encoder: _Encoder) -> tuple[np.ndarray, list[int]]:
+        data, field = self.data, self.field.encode("utf-8")
+        parts, counts = [], []
+        pos = 0
+        while True:
+            ids, done, stop = _core.encode_jsonl_lines(encoder.tok._core, data, pos, field, self.eot)
+            parts.append(ids)
+            counts += done
+            if stop >= len(data):
+                break
+            end = data.find(b"\n", stop)
+            end = len(data) if end < 0 else end + 1
+            line_no = self.first_line + data.count(b"\n", 0, stop)
+            for text in jsonl_documents([data[stop:end]], self.name, self.field, self.errors, first_line=line_no):
+                ids, done = encoder.encode([text], [self.eot])
+                parts.append(ids)
+                counts += done
+            pos = end
+        return (parts[0] if len(parts) == 1 else np.concatenate(parts)), counts
 
 
 def token_id(tok, token: str) -> int | None:
@@ -239,14 +291,14 @@ def encode_dataset(
     counter = [0]
     try:
         per_source = [{"name": src.name, "bytes": src.size, "documents": 0, "tokens": 0} for src in sources]
-        batches = _batches(sources, per_source, getattr(out, "skip", 0), val_fraction, counter,
-                           dict(fmt=input_format, field=field, separator=separator, errors=errors,
-                                cut=encoder.cut if encoder.cuttable else None))
+        options = dict(fmt=input_format, field=field, separator=separator, errors=errors,
+                       cut=encoder.cut if encoder.cuttable else None)
         document = getattr(out, "skip", 0)
-        for (batch, document, nbytes), ids, counts in encoded(encoder, _work_items(batches, eot_id)):
-            _write_batch(out, batch, ids, counts)
-            for (_, _, _, k), n in zip(batch, counts):
-                per_source[k]["tokens"] += n
+        work = _work_items(sources, document, val_fraction, counter, options, encoder, eot_id)
+        for (meta, nbytes), ids, counts in encoded(encoder, work):
+            if isinstance(meta, tuple):  # ("jsonl", source): one whole document per count
+                meta = [(True, meta[1])] * len(counts)
+            document = _write_batch(out, meta, ids, counts, document, val_fraction, per_source)
             state.tokens += len(ids)
             state.bytes = nbytes
             _report(progress, state, None, document, started)
@@ -266,24 +318,47 @@ def encode_dataset(
         raise
 
 
-def _batches(sources, per_source, skip: int, val_fraction: float, counter, options):
-    """Batches of about BATCH_CHARS characters of (text, ends_document, split, source number), across
-    sources (many small files still fill a batch for every core), with the documents seen so far and
-    the bytes read; the first `skip` documents (done before a resume) are read but not returned."""
-    batch, chars, document = [], 0, 0
+def _work_items(sources, skip: int, val_fraction: float, counter, options, encoder: _Encoder, eot_id):
+    """Work items (items, suffix, (meta, bytes read so far)) for encoded(): batches of about
+    BATCH_CHARS of segments across sources (many small files still fill a batch for every core),
+    meta listing (ends_document, source number) per segment; or, natively, a _JsonlBlock with meta
+    ("jsonl", source number). The first `skip` documents (done before a resume) are read by the
+    Python readers and not returned; the native readers take over at the next source."""
+    items, suffix, meta, size = _Segments(), [], [], 0
+    eot = -1 if eot_id is None else eot_id
+    document = 0  # counted while skipping
+
+    def batch():
+        items.meta = meta
+        return items, suffix, (meta, counter[0])
+
     for k, source in enumerate(sources):
-        for text, ends in segments(source, counter=counter, **options):
+        if document < skip or not encoder.native:
+            units = (("seg", text, ends, None) for text, ends in segments(source, counter=counter, **options))
+        else:
+            units = native_units(source, byte_cut=_core.safe_cut_bytes, counter=counter, block_bytes=BATCH_CHARS,
+                                 **options)
+        for unit in units:
+            if unit[0] == "jsonl":
+                if items:
+                    yield batch()
+                    items, suffix, meta, size = _Segments(), [], [], 0
+                block = _JsonlBlock(unit[1], unit[2], source.name, options["field"], options["errors"], eot)
+                yield block, [], (("jsonl", k), counter[0])
+                continue
+            _, text, ends, offset = unit
             if document < skip:
                 document += ends
                 continue
-            batch.append((text, ends, "val" if _val_document(document, val_fraction) else "train", k))
-            chars += len(text)
-            document += ends
-            per_source[k]["documents"] += ends
-            if chars >= BATCH_CHARS:
-                yield batch, document, counter[0]
-                batch, chars = [], 0
-    yield batch, document, counter[0]
+            items.append(text)
+            suffix.append(eot if ends else -1)
+            meta.append((ends, k, source.name, offset))
+            size += len(text)
+            if size >= BATCH_CHARS:
+                yield batch()
+                items, suffix, meta, size = _Segments(), [], [], 0
+    if items:
+        yield batch()
 
 
 def _work(batch: list, eot_id: int | None, payload) -> tuple:
@@ -292,11 +367,6 @@ def _work(batch: list, eot_id: int | None, payload) -> tuple:
     texts = [item[0] for item in batch]
     suffix = [eot_id if item[1] and eot_id is not None else -1 for item in batch]
     return texts, suffix, payload
-
-
-def _work_items(batches, eot_id: int | None):
-    for batch, document, nbytes in batches:
-        yield _work(batch, eot_id, (batch, document, nbytes))
 
 
 def batched(items, eot_id: int | None = None):
@@ -380,22 +450,28 @@ def encoded(encoder: _Encoder, work):
                 future.cancel()
 
 
-def _write_batch(out, batch, ids: np.ndarray, counts: list[int]) -> None:
-    """Writes the ids of a batch, run by run of segments of the same split; an output that may close
-    a shard at a document end (sharded) is told of each."""
+def _write_batch(out, meta, ids: np.ndarray, counts: list[int], document: int, val_fraction: float,
+                 per_source) -> int:
+    """Writes the ids of a batch, run by run of segments of the same split (the split of a segment
+    is its document's, `document` being the number of documents before the batch); an output
+    that may close a shard at a document end (sharded) is told of each. Returns the documents done."""
     per_document = getattr(out, "per_document", False)
     pos = 0
     run_start = 0
     run_split = None
     ended = 0
-    for (text, ends, split, _), n in zip(batch, counts):
+    for (ends, k, *_), n in zip(meta, counts):
+        split = "val" if _val_document(document, val_fraction) else "train"
         if split != run_split and run_split is not None:
             out.write(run_split, ids[run_start:pos])
             run_start = pos
         run_split = split
         pos += n
+        per_source[k]["tokens"] += n
         if ends:
             ended += 1
+            document += 1
+            per_source[k]["documents"] += 1
             if per_document:
                 out.write(run_split, ids[run_start:pos])
                 run_start = pos
@@ -404,6 +480,7 @@ def _write_batch(out, batch, ids: np.ndarray, counts: list[int]) -> None:
         out.write(run_split, ids[run_start:pos])
     if not per_document:
         out.documents += ended
+    return document
 
 
 def _report(progress, state: Progress, counter, documents: int, started: float) -> None:

@@ -286,9 +286,11 @@ def _fast_json_loads():
     return orjson.loads
 
 
-def jsonl_documents(stream, name: str, field: str, errors: str) -> Iterator[str]:
+def jsonl_documents(stream, name: str, field: str, errors: str, first_line: int = 1) -> Iterator[str]:
+    """The field's text of each JSON line of a binary stream (or of any iterable of lines, the first
+    numbered first_line in error messages)."""
     fast_loads = _fast_json_loads()
-    for line_no, line in enumerate(stream, 1):
+    for line_no, line in enumerate(stream, first_line):
         record = None
         if fast_loads is not None:
             try:
@@ -319,6 +321,65 @@ def jsonl_documents(stream, name: str, field: str, errors: str) -> Iterator[str]
         if not isinstance(value, str):
             raise _json_error(name, line_no, f"field {field!r} is {type(value).__name__}, not a string")
         yield value
+
+
+def jsonl_blocks(stream, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple[bytes, int]]:
+    """(block, number of its first line) of a binary stream of JSON lines: about block_bytes of whole
+    lines each (a longer line is a block of its own), the last one possibly without its newline."""
+    tail: list[bytes] = []
+    line = 1
+    while True:
+        data = stream.read(block_bytes)
+        if not data:
+            break
+        last = data.rfind(b"\n")
+        if last < 0:
+            tail.append(data)  # inside one long line
+            continue
+        block = b"".join(tail + [data[:last + 1]]) if tail else data[:last + 1]
+        tail = [data[last + 1:]] if last + 1 < len(data) else []
+        yield block, line
+        line += block.count(b"\n")
+    if tail:
+        yield b"".join(tail), line
+
+
+def byte_segments(stream, separator: bytes | None, cut) -> Iterator[tuple[bytes, bool, int]]:
+    """text_segments on bytes, never decoded: (UTF-8 bytes, ends_document, offset in the stream).
+    Documents are split on the separator's bytes (in valid UTF-8 a match always falls on character
+    boundaries, so this is the split of the decoded text), long ones cut where cut(buffer, start,
+    end) finds a safe cut (the byte form of streaming.safe_cut). The bytes are not validated here:
+    the encoder does that, and the offset lets an error name the byte in the file."""
+    pending = bytearray()
+    offset = 0  # of pending[0] in the stream
+    keep = len(separator) - 1 if separator else 0
+    searched = 0  # pending[:searched] holds no safe cut
+    while True:
+        block = stream.read(BLOCK_BYTES)
+        if not block:
+            break
+        start = max(0, len(pending) - keep)
+        pending += block
+        if separator is not None and pending.find(separator, start) >= 0:
+            *docs, rest = pending.split(separator)
+            for doc in docs:
+                yield bytes(doc), True, offset
+                offset += len(doc) + len(separator)
+            pending = rest
+            searched = 0
+        if len(pending) < CHUNK_CHARS:
+            continue
+        limit = len(pending) - keep  # never cut inside a separator that the next block completes
+        c = cut(pending, max(0, searched - 2), limit) if limit > 0 else 0
+        if c > 0:
+            yield bytes(pending[:c]), False, offset
+            offset += c
+            del pending[:c]
+            searched = 0
+        else:
+            searched = max(0, limit)
+    if pending or separator is None:
+        yield bytes(pending), True, offset
 
 
 def parquet_documents(source: Source, field: str, counter: list) -> Iterator[str]:
@@ -383,3 +444,56 @@ def segments(source: Source, *, fmt: str = "auto", field: str = "text", separato
     finally:
         if not source.is_stdin:
             raw.close()
+
+
+def native_units(source: Source, *, fmt: str = "auto", field: str = "text", separator: str | None = None,
+                 errors: str = "strict", cut=None, byte_cut=None, counter: list | None = None,
+                 block_bytes: int = BLOCK_BYTES):
+    """segments() for an encoder that reads bytes natively: yields ("jsonl", block, first line
+    number) for JSON lines (jsonl_blocks), ("seg", UTF-8 bytes, ends_document, offset) for text
+    read strictly (byte_segments, cut with byte_cut), and ("seg", str, ends_document, None) for
+    the rest (Parquet, text read with errors="replace"), as segments() yields them."""
+    counter = counter if counter is not None else [0]
+    if format_of(source.name, fmt) == "parquet":
+        for doc in parquet_documents(source, field, counter):
+            for text, ends in document_segments(doc, cut):
+                yield "seg", text, ends, None
+        return
+    stream, compression, raw, head = open_decompressed(source, counter)
+    try:
+        kind = format_of(source.name, fmt, b"" if compression else head)
+        if kind == "parquet":
+            raise ValueError(f"{source.name}: Parquet inside {compression} is not supported (Parquet "
+                             "compresses its pages itself)")
+        try:
+            if kind == "jsonl":
+                for block, line in jsonl_blocks(stream, block_bytes):
+                    yield "jsonl", block, line
+            elif errors == "strict" and byte_cut is not None:
+                sep = separator.encode("utf-8", "surrogatepass") if separator is not None else None
+                for data, ends, offset in byte_segments(stream, sep, byte_cut):
+                    yield "seg", data, ends, offset
+            else:
+                for text, ends in text_segments(text_blocks(stream, source.name, errors), separator, cut):
+                    yield "seg", text, ends, None
+        except (OSError, EOFError) as e:
+            if compression is None:
+                raise
+            raise ValueError(f"{source.name}: corrupt {compression} data ({e})") from None
+        except Exception as e:
+            if compression == "zstd" and type(e).__name__ == "ZstdError":
+                raise ValueError(f"{source.name}: corrupt zstd data ({e})") from None
+            raise
+    finally:
+        if not source.is_stdin:
+            raw.close()
+
+
+def utf8_error(name: str, data: bytes, offset: int) -> ValueError:
+    """The error text_blocks raises for the first invalid byte of data (found at `offset` in the file)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return ValueError(f"{name}: not UTF-8 ({e.reason} at byte offset {offset + e.start}); "
+                          "pass --errors replace (errors='replace') to replace invalid bytes")
+    return ValueError(f"{name}: not UTF-8")

@@ -1,0 +1,152 @@
+// The dataset encoder's native reader (`_core.encode_jsonl_lines`, `_core.encode_segments`,
+// `_core.safe_cut_bytes`): corpus bytes in, ids out, with no Python str made for a document and
+// the GIL released while records are parsed and encoded.
+#include <cstring>
+
+#include "common.h"
+#include "encoder.h"
+#include "jsonl.h"
+#include "safe_cut.h"
+
+namespace nb = nanobind;
+using namespace tokenforge;
+using namespace tokenforge::py;
+
+namespace {
+
+// The C++ encoder behind a `_core.Encoder`. That class is bound in encoder.cpp over a
+// standard-layout struct whose first member is the std::unique_ptr<Encoder>; the type's name and
+// size are checked so that a change of that struct is an error here, not a wild read.
+const Encoder& encoder_of(nb::handle core) {
+  nb::handle type = core.type();
+  if (!nb::inst_check(core) || nb::type_name(type).c_str() != std::string("tokenforge._core.Encoder") ||
+      nb::type_size(type) != 2 * sizeof(std::unique_ptr<Encoder>))
+    throw nb::type_error("expected a tokenforge._core.Encoder");
+  const Encoder* enc = nb::inst_ptr<std::unique_ptr<Encoder>>(core)->get();
+  if (!enc || !enc->can_split()) throw nb::value_error("this encoder has no native split pattern");
+  return *enc;
+}
+
+// A read-only view of a bytes-like object, held for the call.
+struct Bytes {
+  Py_buffer view{};
+  explicit Bytes(nb::handle obj) {
+    if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_SIMPLE) != 0) throw nb::python_error();
+  }
+  ~Bytes() { PyBuffer_Release(&view); }
+  Bytes(const Bytes&) = delete;
+  Bytes& operator=(const Bytes&) = delete;
+  const uint8_t* data() const { return static_cast<const uint8_t*>(view.buf); }
+  size_t size() const { return size_t(view.len); }
+};
+
+// (ids, counts, stop): the JSON-lines records of block[start:] encoded one after another, each
+// followed by `eot` if it is >= 0, counts[k] ids for the k-th record (blank lines are skipped);
+// stops at the first line that the native reader leaves to the Python reader (stop = the offset
+// where that line starts) or at the end of the block (stop = its length).
+nb::tuple encode_jsonl_lines(nb::handle core, nb::handle block, size_t start, nb::bytes field, int64_t eot) {
+  const Encoder& enc = encoder_of(core);
+  Bytes buf(block);
+  std::string_view name(field.c_str(), field.size());
+  auto ids = std::make_unique<std::vector<uint32_t>>();
+  std::vector<size_t> counts;
+  size_t stop = std::min(start, buf.size());
+  {
+    nb::gil_scoped_release release;
+    const uint8_t* s = buf.data();
+    size_t n = buf.size();
+    ids->reserve((n - stop) / 3 + 16);
+    std::string text;
+    while (stop < n) {
+      const void* nl = std::memchr(s + stop, '\n', n - stop);
+      size_t end = nl ? size_t(static_cast<const uint8_t*>(nl) - s) : n;
+      RecordKind kind = read_jsonl_record(s + stop, end - stop, name, text);
+      if (kind == RecordKind::kOther) break;
+      if (kind == RecordKind::kText) {
+        size_t before = ids->size();
+        enc.encode_ordinary(reinterpret_cast<const uint8_t*>(text.data()), text.size(), *ids);
+        if (eot >= 0) ids->push_back(uint32_t(eot));
+        counts.push_back(ids->size() - before);
+      }
+      stop = nl ? end + 1 : n;
+    }
+    if (text.capacity() > (size_t(1) << 24)) std::string().swap(text);
+  }
+  return nb::make_tuple(numpy_of(ids.release()), counts, stop);
+}
+
+// (ids, counts, bad): text k (bytes of UTF-8, or str) encoded, then suffix[k] if it is >= 0;
+// bad is the index of the first bytes item that is not valid UTF-8 (the items from it on are not
+// encoded), or -1. A str with a lone surrogate raises UnicodeEncodeError (as the encoder does).
+nb::tuple encode_segments(nb::handle core, nb::list items, const std::vector<int64_t>& suffix) {
+  const Encoder& enc = encoder_of(core);
+  if (suffix.size() != items.size()) throw nb::value_error("one suffix per item");
+  std::vector<std::unique_ptr<Bytes>> held;
+  std::vector<std::string_view> views;
+  std::vector<char> check;  // bytes items are validated (str is valid UTF-8 already)
+  views.reserve(items.size());
+  for (nb::handle item : items) {
+    if (PyUnicode_Check(item.ptr())) {
+      views.push_back(utf8_of(item));
+      check.push_back(0);
+    } else {
+      held.push_back(std::make_unique<Bytes>(item));
+      views.emplace_back(reinterpret_cast<const char*>(held.back()->data()), held.back()->size());
+      check.push_back(1);
+    }
+  }
+  auto ids = std::make_unique<std::vector<uint32_t>>();
+  std::vector<size_t> counts;
+  int64_t bad = -1;
+  {
+    nb::gil_scoped_release release;
+    size_t total = 0;
+    for (auto v : views) total += v.size();
+    ids->reserve(total / 3 + 16);
+    for (size_t k = 0; k < views.size(); ++k) {
+      const uint8_t* p = bytes_of(views[k]);
+      if (check[k] && valid_utf8_prefix(p, views[k].size()) != views[k].size()) {
+        bad = int64_t(k);
+        break;
+      }
+      size_t before = ids->size();
+      enc.encode_ordinary(p, views[k].size(), *ids);
+      if (suffix[k] >= 0) ids->push_back(uint32_t(suffix[k]));
+      counts.push_back(ids->size() - before);
+    }
+  }
+  return nb::make_tuple(numpy_of(ids.release()), counts, bad);
+}
+
+size_t safe_cut(nb::handle buffer, size_t start, size_t end) {
+  Bytes buf(buffer);
+  end = std::min(end, buf.size());
+  return start < end ? safe_cut_bytes(buf.data(), start, end) : 0;
+}
+
+size_t valid_prefix(nb::handle buffer) {
+  Bytes buf(buffer);
+  return valid_utf8_prefix(buf.data(), buf.size());
+}
+
+nb::object read_record(nb::handle line, nb::bytes field) {
+  Bytes buf(line);
+  std::string text;
+  RecordKind kind = read_jsonl_record(buf.data(), buf.size(), std::string_view(field.c_str(), field.size()), text);
+  if (kind == RecordKind::kBlank) return nb::bool_(false);
+  if (kind == RecordKind::kOther) return nb::none();
+  return nb::bytes(text.data(), text.size());
+}
+
+}  // namespace
+
+void bind_dataset(nb::module_& m) {
+  m.def("encode_jsonl_lines", &encode_jsonl_lines, nb::arg("encoder"), nb::arg("block"), nb::arg("start"),
+        nb::arg("field"), nb::arg("eot"));
+  m.def("encode_segments", &encode_segments, nb::arg("encoder"), nb::arg("items"), nb::arg("suffix"));
+  m.def("safe_cut_bytes", &safe_cut, nb::arg("buffer"), nb::arg("start"), nb::arg("end"));
+  m.def("valid_utf8_prefix", &valid_prefix, nb::arg("buffer"));
+  // For the tests: a line's text field as UTF-8 bytes, False for a blank line, None when the
+  // Python reader must decide.
+  m.def("read_jsonl_record", &read_record, nb::arg("line"), nb::arg("field"));
+}

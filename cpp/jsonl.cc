@@ -1,0 +1,292 @@
+// See jsonl.h. The JSON grammar is RFC 8259's; the parser only validates, except for the string
+// of the field, which it unescapes once the whole record is known to be valid (the last member of
+// a name wins, as in json.loads).
+#include "jsonl.h"
+
+#include <cstring>
+
+namespace tokenforge {
+
+namespace {
+
+inline bool is_cont(uint8_t b) { return (b & 0xC0) == 0x80; }
+
+// Length of the valid UTF-8 sequence at s[i] (s[i] >= 0x80), or 0 if it is invalid.
+inline size_t utf8_sequence(const uint8_t* s, size_t n, size_t i) {
+  uint8_t b0 = s[i];
+  size_t left = n - i;
+  if (b0 >= 0xC2 && b0 <= 0xDF) return left >= 2 && is_cont(s[i + 1]) ? 2 : 0;
+  if (b0 >= 0xE0 && b0 <= 0xEF) {
+    if (left < 3) return 0;
+    uint8_t b1 = s[i + 1];
+    uint8_t lo = b0 == 0xE0 ? 0xA0 : 0x80, hi = b0 == 0xED ? 0x9F : 0xBF;  // no overlongs, no surrogates
+    return b1 >= lo && b1 <= hi && is_cont(s[i + 2]) ? 3 : 0;
+  }
+  if (b0 >= 0xF0 && b0 <= 0xF4) {
+    if (left < 4) return 0;
+    uint8_t b1 = s[i + 1];
+    uint8_t lo = b0 == 0xF0 ? 0x90 : 0x80, hi = b0 == 0xF4 ? 0x8F : 0xBF;  // U+10000..U+10FFFF
+    return b1 >= lo && b1 <= hi && is_cont(s[i + 2]) && is_cont(s[i + 3]) ? 4 : 0;
+  }
+  return 0;
+}
+
+inline void put_utf8(uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out.push_back(char(cp));
+  } else if (cp < 0x800) {
+    out.push_back(char(0xC0 | (cp >> 6)));
+    out.push_back(char(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(char(0xE0 | (cp >> 12)));
+    out.push_back(char(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(char(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(char(0xF0 | (cp >> 18)));
+    out.push_back(char(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(char(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(char(0x80 | (cp & 0x3F)));
+  }
+}
+
+inline int hex_value(uint8_t c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+constexpr int kMaxDepth = 64;  // deeper records go to the Python reader (which has its own limit)
+
+struct Parser {
+  const uint8_t* s;
+  size_t n;
+  size_t i = 0;
+
+  void skip_space() {
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+  }
+
+  bool literal(const char* word) {
+    size_t len = std::strlen(word);
+    if (n - i < len || std::memcmp(s + i, word, len) != 0) return false;
+    i += len;
+    return true;
+  }
+
+  // A string starting at s[i] == '"'; on success i is past the closing quote. *escaped tells
+  // whether it has a backslash.
+  bool string(bool* escaped) {
+    ++i;
+    *escaped = false;
+    while (i < n) {
+      uint8_t c = s[i];
+      if (c == '"') {
+        ++i;
+        return true;
+      }
+      if (c < 0x20) return false;
+      if (c == '\\') {
+        *escaped = true;
+        if (i + 1 >= n) return false;
+        uint8_t e = s[i + 1];
+        if (e == 'u') {
+          if (n - i < 6) return false;
+          for (size_t k = 2; k < 6; ++k)
+            if (hex_value(s[i + k]) < 0) return false;
+          i += 6;
+        } else if (std::strchr("\"\\/bfnrt", e) && e) {
+          i += 2;
+        } else {
+          return false;
+        }
+      } else if (c < 0x80) {
+        ++i;
+      } else {
+        size_t len = utf8_sequence(s, n, i);
+        if (!len) return false;
+        i += len;
+      }
+    }
+    return false;
+  }
+
+  bool number() {
+    if (s[i] == '-') ++i;
+    if (i >= n) return false;
+    if (s[i] == '0') {
+      ++i;
+    } else if (s[i] >= '1' && s[i] <= '9') {
+      while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
+    } else {
+      return false;
+    }
+    if (i < n && s[i] == '.') {
+      ++i;
+      size_t start = i;
+      while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
+      if (i == start) return false;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+      ++i;
+      if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
+      size_t start = i;
+      while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
+      if (i == start) return false;
+    }
+    return true;
+  }
+
+  bool value(int depth) {
+    if (i >= n) return false;
+    bool escaped;
+    switch (s[i]) {
+      case '"':
+        return string(&escaped);
+      case '{':
+        return object(depth + 1, {}, nullptr);
+      case '[': {
+        if (depth + 1 > kMaxDepth) return false;
+        ++i;
+        skip_space();
+        if (i < n && s[i] == ']') {
+          ++i;
+          return true;
+        }
+        while (true) {
+          skip_space();
+          if (!value(depth + 1)) return false;
+          skip_space();
+          if (i >= n) return false;
+          if (s[i] == ']') {
+            ++i;
+            return true;
+          }
+          if (s[i] != ',') return false;
+          ++i;
+        }
+      }
+      case 't':
+        return literal("true");
+      case 'f':
+        return literal("false");
+      case 'n':
+        return literal("null");
+      default:
+        return (s[i] == '-' || (s[i] >= '0' && s[i] <= '9')) && number();
+    }
+  }
+
+  // An object starting at s[i] == '{'. With a field name (top level only), *found is set to the
+  // offset of the last value of that name (or stays n), and a key with escapes fails (it might
+  // spell the field).
+  bool object(int depth, std::string_view field, size_t* found) {
+    if (depth > kMaxDepth) return false;
+    ++i;
+    skip_space();
+    if (i < n && s[i] == '}') {
+      ++i;
+      return true;
+    }
+    while (true) {
+      skip_space();
+      if (i >= n || s[i] != '"') return false;
+      size_t key_start = i + 1;
+      bool escaped;
+      if (!string(&escaped)) return false;
+      bool is_field = false;
+      if (found) {
+        if (escaped) return false;
+        is_field = i - 1 - key_start == field.size() && std::memcmp(s + key_start, field.data(), field.size()) == 0;
+      }
+      skip_space();
+      if (i >= n || s[i] != ':') return false;
+      ++i;
+      skip_space();
+      if (is_field) *found = i;
+      if (!value(depth)) return false;
+      skip_space();
+      if (i >= n) return false;
+      if (s[i] == '}') {
+        ++i;
+        return true;
+      }
+      if (s[i] != ',') return false;
+      ++i;
+    }
+  }
+};
+
+// Unescapes the (valid) JSON string at s[i] == '"' into out. False on a lone surrogate, which
+// Python keeps in the str (and the encoder then replaces): the Python reader decides.
+bool unescape(const uint8_t* s, size_t n, size_t i, std::string& out) {
+  out.clear();
+  ++i;
+  while (true) {
+    size_t run = i;
+    while (s[i] != '"' && s[i] != '\\') ++i;
+    out.append(reinterpret_cast<const char*>(s + run), i - run);
+    if (s[i] == '"') return true;
+    uint8_t e = s[i + 1];
+    if (e != 'u') {
+      static const char kFrom[] = "\"\\/bfnrt", kTo[] = "\"\\/\b\f\n\r\t";
+      out.push_back(kTo[std::strchr(kFrom, e) - kFrom]);
+      i += 2;
+      continue;
+    }
+    uint32_t cp = 0;
+    for (size_t k = 2; k < 6; ++k) cp = cp * 16 + uint32_t(hex_value(s[i + k]));
+    i += 6;
+    if (cp >= 0xDC00 && cp <= 0xDFFF) return false;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      if (i + 6 > n || s[i] != '\\' || s[i + 1] != 'u') return false;
+      uint32_t low = 0;
+      for (size_t k = 2; k < 6; ++k) low = low * 16 + uint32_t(hex_value(s[i + k]));  // hex checked by string()
+      if (low < 0xDC00 || low > 0xDFFF) return false;
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+      i += 6;
+    }
+    put_utf8(cp, out);
+  }
+}
+
+}  // namespace
+
+size_t valid_utf8_prefix(const uint8_t* s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    if (i + 8 <= n) {  // eight ASCII bytes at a time
+      uint64_t word;
+      std::memcpy(&word, s + i, 8);
+      if (!(word & 0x8080808080808080ull)) {
+        i += 8;
+        continue;
+      }
+    }
+    if (s[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = utf8_sequence(s, n, i);
+    if (!len) return i;
+    i += len;
+  }
+  return n;
+}
+
+RecordKind read_jsonl_record(const uint8_t* s, size_t n, std::string_view field, std::string& text) {
+  bool blank = true;
+  for (size_t k = 0; k < n && blank; ++k)
+    blank = s[k] == ' ' || s[k] == '\t' || s[k] == '\n' || s[k] == '\r' || s[k] == '\v' || s[k] == '\f';
+  if (blank) return RecordKind::kBlank;
+  Parser p{s, n};
+  p.skip_space();
+  if (p.i >= n || s[p.i] != '{') return RecordKind::kOther;
+  size_t found = n;
+  if (!p.object(1, field, &found)) return RecordKind::kOther;
+  p.skip_space();
+  if (p.i != n || found == n || s[found] != '"') return RecordKind::kOther;
+  return unescape(s, n, found, text) ? RecordKind::kText : RecordKind::kOther;
+}
+
+}  // namespace tokenforge

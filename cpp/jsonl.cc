@@ -1,6 +1,6 @@
-// See jsonl.h. The JSON grammar is RFC 8259's; the parser only validates, except for the string
-// of the field, which it unescapes once the whole record is known to be valid (the last member of
-// a name wins, as in json.loads).
+// See jsonl.h. The JSON grammar is RFC 8259's; the parser validates the whole record in one pass
+// and unescapes the strings of the field on the way (the last member of a name wins, as in
+// json.loads).
 #include "jsonl.h"
 
 #include <cstring>
@@ -56,6 +56,23 @@ inline int hex_value(uint8_t c) {
   return -1;
 }
 
+// Whether none of 8 bytes is '"', '\\', a control character or non-ASCII (the common case inside
+// a string, skipped 8 bytes at a time).
+inline bool plain8(const uint8_t* p) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  uint64_t quote = w ^ (kOnes * '"'), backslash = w ^ (kOnes * '\\');
+  uint64_t special = ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) | ((w - kOnes * 0x20) & ~w) | w;
+  return !(special & kHigh);
+}
+
+// The field of a record, as the parser found it.
+struct Record {
+  std::string& text;
+  bool found = false, is_string = false, lone = false;
+};
+
 constexpr int kMaxDepth = 64;  // deeper records go to the Python reader (which has its own limit)
 
 struct Parser {
@@ -74,32 +91,30 @@ struct Parser {
     return true;
   }
 
-  // A string starting at s[i] == '"'; on success i is past the closing quote. *escaped tells
-  // whether it has a backslash.
-  bool string(bool* escaped) {
+  // A string starting at s[i] == '"'; on success i is past the closing quote and *escaped tells
+  // whether it has a backslash. With `out`, its value is appended there as UTF-8, and *lone is set
+  // if it holds a lone surrogate escape (valid JSON, but not UTF-8: the Python reader decides).
+  bool string(bool* escaped, std::string* out = nullptr, bool* lone = nullptr) {
     ++i;
     *escaped = false;
+    size_t run = i;  // the bytes s[run, i) are copied to out as they are
     while (i < n) {
+      if (i + 8 <= n && plain8(s + i)) {
+        i += 8;
+        continue;
+      }
       uint8_t c = s[i];
       if (c == '"') {
+        if (out) out->append(reinterpret_cast<const char*>(s + run), i - run);
         ++i;
         return true;
       }
       if (c < 0x20) return false;
       if (c == '\\') {
+        if (out) out->append(reinterpret_cast<const char*>(s + run), i - run);
         *escaped = true;
-        if (i + 1 >= n) return false;
-        uint8_t e = s[i + 1];
-        if (e == 'u') {
-          if (n - i < 6) return false;
-          for (size_t k = 2; k < 6; ++k)
-            if (hex_value(s[i + k]) < 0) return false;
-          i += 6;
-        } else if (std::strchr("\"\\/bfnrt", e) && e) {
-          i += 2;
-        } else {
-          return false;
-        }
+        if (!escape(out, lone)) return false;
+        run = i;
       } else if (c < 0x80) {
         ++i;
       } else {
@@ -109,6 +124,57 @@ struct Parser {
       }
     }
     return false;
+  }
+
+  // Four hex digits at s[at], or -1.
+  int32_t hex4(size_t at) const {
+    if (n - at < 4) return -1;
+    int32_t v = 0;
+    for (size_t k = 0; k < 4; ++k) {
+      int h = hex_value(s[at + k]);
+      if (h < 0) return -1;
+      v = v * 16 + h;
+    }
+    return v;
+  }
+
+  // The escape at s[i] == '\\'.
+  bool escape(std::string* out, bool* lone) {
+    if (i + 1 >= n) return false;
+    char plain;
+    switch (s[i + 1]) {
+      case '"': plain = '"'; break;
+      case '\\': plain = '\\'; break;
+      case '/': plain = '/'; break;
+      case 'b': plain = '\b'; break;
+      case 'f': plain = '\f'; break;
+      case 'n': plain = '\n'; break;
+      case 'r': plain = '\r'; break;
+      case 't': plain = '\t'; break;
+      case 'u': {
+        int32_t cp = hex4(i + 2);
+        if (cp < 0) return false;
+        i += 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF && n - i >= 6 && s[i] == '\\' && s[i + 1] == 'u') {
+          int32_t low = hex4(i + 2);
+          if (low >= 0xDC00 && low <= 0xDFFF) {  // a surrogate pair: one character
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            i += 6;
+          }
+        }
+        if (cp >= 0xD800 && cp <= 0xDFFF) {
+          if (lone) *lone = true;
+        } else if (out) {
+          put_utf8(uint32_t(cp), *out);
+        }
+        return true;
+      }
+      default:
+        return false;
+    }
+    if (out) out->push_back(plain);
+    i += 2;
+    return true;
   }
 
   bool number() {
@@ -177,10 +243,9 @@ struct Parser {
     }
   }
 
-  // An object starting at s[i] == '{'. With a field name (top level only), *found is set to the
-  // offset of the last value of that name (or stays n), and a key with escapes fails (it might
-  // spell the field).
-  bool object(int depth, std::string_view field, size_t* found) {
+  // An object starting at s[i] == '{'. With a `record` (top level only), the last value of its
+  // field is recorded there, and a key with escapes fails (it might spell the field).
+  bool object(int depth, std::string_view field, Record* record) {
     if (depth > kMaxDepth) return false;
     ++i;
     skip_space();
@@ -195,16 +260,35 @@ struct Parser {
       bool escaped;
       if (!string(&escaped)) return false;
       bool is_field = false;
-      if (found) {
-        if (escaped) return false;
+      if (record && !escaped) {
         is_field = i - 1 - key_start == field.size() && std::memcmp(s + key_start, field.data(), field.size()) == 0;
+      } else if (record) {  // a key with escapes: compared unescaped (one with a lone surrogate: kOther)
+        std::string key;
+        bool lone = false;
+        size_t end = i;
+        i = key_start - 1;
+        string(&escaped, &key, &lone);
+        i = end;
+        if (lone) return false;
+        is_field = key == field;
       }
       skip_space();
       if (i >= n || s[i] != ':') return false;
       ++i;
       skip_space();
-      if (is_field) *found = i;
-      if (!value(depth)) return false;
+      if (is_field) {
+        record->found = true;
+        record->is_string = i < n && s[i] == '"';
+        record->lone = false;
+        if (record->is_string) {
+          record->text.clear();
+          if (!string(&escaped, &record->text, &record->lone)) return false;
+        } else if (!value(depth)) {
+          return false;
+        }
+      } else if (!value(depth)) {
+        return false;
+      }
       skip_space();
       if (i >= n) return false;
       if (s[i] == '}') {
@@ -216,39 +300,6 @@ struct Parser {
     }
   }
 };
-
-// Unescapes the (valid) JSON string at s[i] == '"' into out. False on a lone surrogate, which
-// Python keeps in the str (and the encoder then replaces): the Python reader decides.
-bool unescape(const uint8_t* s, size_t n, size_t i, std::string& out) {
-  out.clear();
-  ++i;
-  while (true) {
-    size_t run = i;
-    while (s[i] != '"' && s[i] != '\\') ++i;
-    out.append(reinterpret_cast<const char*>(s + run), i - run);
-    if (s[i] == '"') return true;
-    uint8_t e = s[i + 1];
-    if (e != 'u') {
-      static const char kFrom[] = "\"\\/bfnrt", kTo[] = "\"\\/\b\f\n\r\t";
-      out.push_back(kTo[std::strchr(kFrom, e) - kFrom]);
-      i += 2;
-      continue;
-    }
-    uint32_t cp = 0;
-    for (size_t k = 2; k < 6; ++k) cp = cp * 16 + uint32_t(hex_value(s[i + k]));
-    i += 6;
-    if (cp >= 0xDC00 && cp <= 0xDFFF) return false;
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
-      if (i + 6 > n || s[i] != '\\' || s[i + 1] != 'u') return false;
-      uint32_t low = 0;
-      for (size_t k = 2; k < 6; ++k) low = low * 16 + uint32_t(hex_value(s[i + k]));  // hex checked by string()
-      if (low < 0xDC00 || low > 0xDFFF) return false;
-      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-      i += 6;
-    }
-    put_utf8(cp, out);
-  }
-}
 
 }  // namespace
 
@@ -282,11 +333,11 @@ RecordKind read_jsonl_record(const uint8_t* s, size_t n, std::string_view field,
   Parser p{s, n};
   p.skip_space();
   if (p.i >= n || s[p.i] != '{') return RecordKind::kOther;
-  size_t found = n;
-  if (!p.object(1, field, &found)) return RecordKind::kOther;
+  Record record{text};
+  if (!p.object(1, field, &record)) return RecordKind::kOther;
   p.skip_space();
-  if (p.i != n || found == n || s[found] != '"') return RecordKind::kOther;
-  return unescape(s, n, found, text) ? RecordKind::kText : RecordKind::kOther;
+  if (p.i != n || !record.found || !record.is_string || record.lone) return RecordKind::kOther;
+  return RecordKind::kText;
 }
 
 }  // namespace tokenforge

@@ -3,7 +3,7 @@
 //
 // The reader is a strict subset of what the Python reader (dataset_readers.jsonl_documents) takes:
 // a line it answers kText for gives exactly the text json.loads(line)[field] would; anything it is
-// not sure about (invalid UTF-8 or JSON, NaN, a lone surrogate in the text, a key with escapes,
+// not sure about (invalid UTF-8 or JSON, NaN, a lone surrogate in the text or a key,
 // deep nesting, a missing or non-string field) is kOther, and the caller hands that line to the
 // Python reader, which accepts it or raises its error naming the file and line.
 #pragma once

@@ -42,6 +42,7 @@ from .dataset_files import (_SHARD_NAME, INDEX_NAME, READABLE_DTYPES, SHARDS_FOR
 from . import _core
 from .dataset_readers import (CHUNK_CHARS, expand_inputs, is_url, jsonl_documents, native_units, require_fsspec,
                               segments, utf8_error)
+from .stage import replace_surrogates
 from .streaming import safe_cut
 
 BATCH_CHARS = 1 << 20  # characters per batch: what one encoding thread takes at a time
@@ -87,8 +88,8 @@ class _Encoder:
         if self.native:  # one thread here: `workers` callers run at once (see encoded())
             try:
                 ids, counts, bad = _core.encode_segments(self.tok._core, texts, suffix)
-            except UnicodeEncodeError:  # lone surrogates: as encode_ordinary does
-                texts = [t.encode("utf-8", "replace").decode("utf-8") if isinstance(t, str) else t for t in texts]
+            except UnicodeEncodeError:  # lone surrogates: U+FFFD, as encode_ordinary does
+                texts = [replace_surrogates(t) if isinstance(t, str) else t for t in texts]
                 ids, counts, bad = _core.encode_segments(self.tok._core, texts, suffix)
             if bad >= 0:  # bytes read by byte_segments: the error names the file and the byte
                 _, _, name, offset = texts.meta[bad]
@@ -133,7 +134,7 @@ class _JsonlBlock:
         return len(self.data)
 
     def encode(self, encoder: _Encoder) -> tuple[np.ndarray, list[int]]:
-        data, field = self.data, self.field.encode("utf-8")
+        data, field = self.data, self.field.encode("utf-8", "surrogatepass")
         parts, counts = [], []
         pos = 0
         while True:

@@ -40,27 +40,28 @@ struct Bytes {
   size_t size() const { return size_t(view.len); }
 };
 
-// (ids, counts, stop): the JSON-lines records of block[start:] encoded one after another, each
+// (ids, counts, stop): the JSON-lines records of block[start:end] encoded one after another, each
 // followed by `eot` if it is >= 0, counts[k] ids for the k-th record (blank lines are skipped);
 // stops at the first line that the native reader leaves to the Python reader (stop = the offset
-// where that line starts) or at the end of the block (stop = its length).
-nb::tuple encode_jsonl_lines(nb::handle core, nb::handle block, size_t start, nb::bytes field, int64_t eot) {
+// where that line starts) or at `end` (stop = end).
+nb::tuple encode_jsonl_lines(nb::handle core, nb::handle block, size_t start, size_t end, nb::bytes field,
+                             int64_t eot) {
   const Encoder& enc = encoder_of(core);
   Bytes buf(block);
   std::string_view name(field.c_str(), field.size());
   auto ids = std::make_unique<std::vector<uint32_t>>();
   std::vector<size_t> counts;
-  size_t stop = std::min(start, buf.size());
+  size_t n = std::min(end, buf.size());
+  size_t stop = std::min(start, n);
   {
     nb::gil_scoped_release release;
     const uint8_t* s = buf.data();
-    size_t n = buf.size();
     ids->reserve((n - stop) / 3 + 16);
     std::string text;
     while (stop < n) {
       const void* nl = std::memchr(s + stop, '\n', n - stop);
-      size_t end = nl ? size_t(static_cast<const uint8_t*>(nl) - s) : n;
-      RecordKind kind = read_jsonl_record(s + stop, end - stop, name, text);
+      size_t line_end = nl ? size_t(static_cast<const uint8_t*>(nl) - s) : n;
+      RecordKind kind = read_jsonl_record(s + stop, line_end - stop, name, text);
       if (kind == RecordKind::kOther) break;
       if (kind == RecordKind::kText) {
         size_t before = ids->size();
@@ -68,7 +69,7 @@ nb::tuple encode_jsonl_lines(nb::handle core, nb::handle block, size_t start, nb
         if (eot >= 0) ids->push_back(uint32_t(eot));
         counts.push_back(ids->size() - before);
       }
-      stop = nl ? end + 1 : n;
+      stop = nl ? line_end + 1 : n;
     }
     if (text.capacity() > (size_t(1) << 24)) std::string().swap(text);
   }
@@ -124,6 +125,18 @@ size_t safe_cut(nb::handle buffer, size_t start, size_t end) {
   return start < end ? safe_cut_bytes(buf.data(), start, end) : 0;
 }
 
+// The newlines in buffer[:end] (the reader numbers the lines of JSON blocks with it).
+size_t count_newlines(nb::handle buffer, size_t end) {
+  Bytes buf(buffer);
+  const uint8_t* s = buf.data();
+  size_t n = std::min(end, buf.size()), count = 0;
+  for (const void* p = s; (p = std::memchr(p, '\n', n - size_t(static_cast<const uint8_t*>(p) - s)));) {
+    ++count;
+    p = static_cast<const uint8_t*>(p) + 1;
+  }
+  return count;
+}
+
 size_t valid_prefix(nb::handle buffer) {
   Bytes buf(buffer);
   return valid_utf8_prefix(buf.data(), buf.size());
@@ -142,7 +155,8 @@ nb::object read_record(nb::handle line, nb::bytes field) {
 
 void bind_dataset(nb::module_& m) {
   m.def("encode_jsonl_lines", &encode_jsonl_lines, nb::arg("encoder"), nb::arg("block"), nb::arg("start"),
-        nb::arg("field"), nb::arg("eot"));
+        nb::arg("end"), nb::arg("field"), nb::arg("eot"));
+  m.def("count_newlines", &count_newlines, nb::arg("buffer"), nb::arg("end"));
   m.def("encode_segments", &encode_segments, nb::arg("encoder"), nb::arg("items"), nb::arg("suffix"));
   m.def("safe_cut_bytes", &safe_cut, nb::arg("buffer"), nb::arg("start"), nb::arg("end"));
   m.def("valid_utf8_prefix", &valid_prefix, nb::arg("buffer"));

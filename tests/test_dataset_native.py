@@ -148,7 +148,7 @@ def _python_encode(self, texts, suffix):
     return np.array([i for ids in per_text for i in ids], dtype=np.uint32), [len(ids) for ids in per_text]
 
 
-def _no_native_units(source, byte_cut=None, block_bytes=None, **options):
+def _no_native_units(source, byte_cut=None, block_bytes=None, count_lines=None, **options):
     return (("seg", text, ends, None) for text, ends in dataset_readers.segments(source, **options))
 
 

@@ -124,27 +124,27 @@ class _JsonlBlock:
     plain valid record: invalid UTF-8 or JSON, a lone surrogate, a missing field, ...) goes through
     dataset_readers.jsonl_documents, which accepts it or raises its error naming file and line."""
 
-    __slots__ = ("data", "first_line", "name", "field", "errors", "eot")
+    __slots__ = ("data", "end", "first_line", "name", "field", "errors", "eot")
 
-    def __init__(self, data: bytes, first_line: int, name: str, field: str, errors: str, eot: int):
-        self.data, self.first_line, self.name = data, first_line, name
+    def __init__(self, data: bytes, end: int, first_line: int, name: str, field: str, errors: str, eot: int):
+        self.data, self.end, self.first_line, self.name = data, end, first_line, name  # the lines: data[:end]
         self.field, self.errors, self.eot = field, errors, eot
 
     def __len__(self) -> int:
-        return len(self.data)
+        return self.end
 
     def encode(self, encoder: _Encoder) -> tuple[np.ndarray, list[int]]:
-        data, field = self.data, self.field.encode("utf-8", "surrogatepass")
+        data, field, size = self.data, self.field.encode("utf-8", "surrogatepass"), self.end
         parts, counts = [], []
         pos = 0
         while True:
-            ids, done, stop = _core.encode_jsonl_lines(encoder.tok._core, data, pos, field, self.eot)
+            ids, done, stop = _core.encode_jsonl_lines(encoder.tok._core, data, pos, size, field, self.eot)
             parts.append(ids)
             counts += done
-            if stop >= len(data):
+            if stop >= size:
                 break
-            end = data.find(b"\n", stop)
-            end = len(data) if end < 0 else end + 1
+            end = data.find(b"\n", stop, size)
+            end = size if end < 0 else end + 1
             line_no = self.first_line + data.count(b"\n", 0, stop)
             for text in jsonl_documents([data[stop:end]], self.name, self.field, self.errors, first_line=line_no):
                 ids, done = encoder.encode([text], [self.eot])
@@ -338,13 +338,13 @@ def _work_items(sources, skip: int, val_fraction: float, counter, options, encod
             units = (("seg", text, ends, None) for text, ends in segments(source, counter=counter, **options))
         else:
             units = native_units(source, byte_cut=_core.safe_cut_bytes, counter=counter, block_bytes=BATCH_CHARS,
-                                 **options)
+                                 count_lines=_core.count_newlines, **options)
         for unit in units:
             if unit[0] == "jsonl":
                 if items:
                     yield batch()
                     items, suffix, meta, size = _Segments(), [], [], 0
-                block = _JsonlBlock(unit[1], unit[2], source.name, options["field"], options["errors"], eot)
+                block = _JsonlBlock(*unit[1:], source.name, options["field"], options["errors"], eot)
                 yield block, [], (("jsonl", k), counter[0])
                 continue
             _, text, ends, offset = unit

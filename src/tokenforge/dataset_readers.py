@@ -147,9 +147,13 @@ class _Counted(io.RawIOBase):
             b[:n] = self._head[:n]
             self._head = self._head[n:]
             return n
-        data = self._f.read(len(b))
-        n = len(data)
-        b[:n] = data
+        readinto = getattr(self._f, "readinto", None)
+        if readinto is not None:  # straight into the caller's buffer
+            n = readinto(b) or 0
+        else:
+            data = self._f.read(len(b))
+            n = len(data)
+            b[:n] = data
         self._counter[0] += n
         return n
 
@@ -323,10 +327,13 @@ def jsonl_documents(stream, name: str, field: str, errors: str, first_line: int 
         yield value
 
 
-def jsonl_blocks(stream, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple[bytes, int]]:
-    """(block, number of its first line) of a binary stream of JSON lines: about block_bytes of whole
-    lines each (a longer line is a block of its own), the last one possibly without its newline."""
-    tail: list[bytes] = []
+def jsonl_blocks(stream, block_bytes: int = BLOCK_BYTES, count_lines=None) -> Iterator[tuple[bytes, int, int]]:
+    """(block, end, number of its first line) of a binary stream of JSON lines: block[:end] holds
+    about block_bytes of whole lines (a longer line makes a block of its own), the last block
+    possibly a line without its newline. count_lines(data, end) counts the newlines in data[:end]."""
+    count_lines = count_lines or (lambda data, end: data.count(b"\n", 0, end))
+    tail = b""
+    pieces: list[bytes] = []  # of one long line
     line = 1
     while True:
         data = stream.read(block_bytes)
@@ -334,14 +341,16 @@ def jsonl_blocks(stream, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple[bytes
             break
         last = data.rfind(b"\n")
         if last < 0:
-            tail.append(data)  # inside one long line
+            pieces.append(data)  # inside one long line
             continue
-        block = b"".join(tail + [data[:last + 1]]) if tail else data[:last + 1]
-        tail = [data[last + 1:]] if last + 1 < len(data) else []
-        yield block, line
-        line += block.count(b"\n")
-    if tail:
-        yield b"".join(tail), line
+        block = b"".join([tail, *pieces, data]) if tail or pieces else data
+        end = len(block) - len(data) + last + 1
+        tail, pieces = block[end:], []
+        yield block, end, line
+        line += count_lines(block, end)
+    if tail or pieces:
+        block = b"".join([tail, *pieces])
+        yield block, len(block), line
 
 
 def byte_segments(stream, separator: bytes | None, cut) -> Iterator[tuple[bytes, bool, int]]:
@@ -448,9 +457,9 @@ def segments(source: Source, *, fmt: str = "auto", field: str = "text", separato
 
 def native_units(source: Source, *, fmt: str = "auto", field: str = "text", separator: str | None = None,
                  errors: str = "strict", cut=None, byte_cut=None, counter: list | None = None,
-                 block_bytes: int = BLOCK_BYTES):
-    """segments() for an encoder that reads bytes natively: yields ("jsonl", block, first line
-    number) for JSON lines (jsonl_blocks), ("seg", UTF-8 bytes, ends_document, offset) for text
+                 block_bytes: int = BLOCK_BYTES, count_lines=None):
+    """segments() for an encoder that reads bytes natively: yields ("jsonl", block, end, first line
+    number) for JSON lines (jsonl_blocks: the lines are block[:end]), ("seg", UTF-8 bytes, ends_document, offset) for text
     read strictly (byte_segments, cut with byte_cut), and ("seg", str, ends_document, None) for
     the rest (Parquet, text read with errors="replace"), as segments() yields them."""
     counter = counter if counter is not None else [0]
@@ -467,8 +476,8 @@ def native_units(source: Source, *, fmt: str = "auto", field: str = "text", sepa
                              "compresses its pages itself)")
         try:
             if kind == "jsonl":
-                for block, line in jsonl_blocks(stream, block_bytes):
-                    yield "jsonl", block, line
+                for block, end, line in jsonl_blocks(stream, block_bytes, count_lines):
+                    yield "jsonl", block, end, line
             elif errors == "strict" and byte_cut is not None:
                 sep = separator.encode("utf-8", "surrogatepass") if separator is not None else None
                 for data, ends, offset in byte_segments(stream, sep, byte_cut):

@@ -369,12 +369,18 @@ def byte_segments(stream, separator: bytes | None, cut) -> Iterator[tuple[bytes,
             break
         start = max(0, len(pending) - keep)
         pending += block
-        if separator is not None and pending.find(separator, start) >= 0:
-            *docs, rest = pending.split(separator)
+        end = pending.find(separator, start) if separator is not None else -1
+        if end >= 0:
+            docs, pos = [], 0
+            with memoryview(pending) as view:  # one copy per document
+                while end >= 0:
+                    docs.append(bytes(view[pos:end]))
+                    pos = end + len(separator)
+                    end = pending.find(separator, pos)
+            del pending[:pos]
             for doc in docs:
-                yield bytes(doc), True, offset
+                yield doc, True, offset
                 offset += len(doc) + len(separator)
-            pending = rest
             searched = 0
         if len(pending) < CHUNK_CHARS:
             continue

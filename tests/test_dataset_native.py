@@ -99,6 +99,13 @@ def test_edge_cases(line, native):
         assert oracle == [json.loads(line)["text"]]
 
 
+def test_the_native_reader_serves_the_byte_level_encodings(cl100k):
+    assert dataset._Encoder(cl100k, 2).native_reader
+    assert dataset._Encoder(tokenforge.get_encoding("gpt2"), 1).native_reader
+    with pytest.raises(TypeError, match="_core.Encoder"):
+        _core.encode_segments(object(), [b"a"], [-1])
+
+
 def test_utf8_validation_matches_python():
     cases = [b"", b"abc", "é中😀".encode(), b"\xff", b"a\xc0\xafb", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe4\xb8",
              b"ok\xe4\xb8\xadok\xf0\x9f\x98", b"12345678\x80", "x".encode() * 17 + b"\xc3"]
@@ -130,7 +137,14 @@ def write_jsonl_bytes(path, lines):
 
 def both_paths(monkeypatch, tok, *args, **kwargs):
     """The ids of encode_dataset natively and with the native reader switched off."""
-    meta = dataset.encode_dataset(tok, *args, **kwargs)
+    kinds = set()
+    real_segments, real_lines = _core.encode_segments, _core.encode_jsonl_lines
+    with monkeypatch.context() as m:  # the native run really reads bytes natively
+        m.setattr(_core, "encode_segments", lambda core, items, suffix: (
+            kinds.update(type(t).__name__ for t in items), real_segments(core, items, suffix))[1])
+        m.setattr(_core, "encode_jsonl_lines", lambda *a: (kinds.add("jsonl"), real_lines(*a))[1])
+        meta = dataset.encode_dataset(tok, *args, **kwargs)
+    assert kinds & {"bytes", "jsonl"}, kinds
     native = dataset.read_ids(kwargs.get("output", args[1]), verify=True).tolist()
     with monkeypatch.context() as m:
         m.setattr(dataset._Encoder, "encode", _python_encode)

@@ -10,7 +10,10 @@ folders, globs, "-" for standard input and fsspec URLs. Every document is encode
 Text is read in bounded blocks and cut where a piece boundary is certain (streaming.safe_cut);
 a reader thread reads ahead, batches of about a million characters are encoded by one native
 thread per core, and the main thread writes them in order (`encoded`): memory stays constant and
-the ids are exactly those of encoding each document whole. Tokenizers that are not byte-level BPE (sentencepiece,
+the ids are exactly those of encoding each document whole. With the native core no str is made
+for a document: JSON lines go to the encoding threads as blocks of bytes, parsed there
+(_JsonlBlock, cpp/jsonl.cc), and text files as UTF-8 bytes cut at safe cuts found in the bytes;
+the Python readers serve the rest and every line the native parser is not sure of. Tokenizers that are not byte-level BPE (sentencepiece,
 WordPiece, ...) get each document whole.
 
 Outputs: uint16 when the vocabulary fits, else uint32, native byte order.
@@ -73,9 +76,10 @@ class _Encoder:
         core = getattr(tok, "_core", None)
         byte_level = hasattr(tok, "encode_ordinary") and getattr(tok, "_normalizer", None) is None
         self.native = (byte_level and getattr(tok, "_native_pattern", -1) >= 0
-                       and hasattr(core, "encode_ordinary_batch_flat") and hasattr(_core, "encode_segments"))
+                       and hasattr(core, "encode_ordinary_batch_flat"))
         self.cuttable = byte_level  # documents may be cut at safe cuts (streaming.py)
         self.workers = threads if self.native else 1
+        self.native_reader = self.native and _reaches_native_encoder(core)
 
     def cut(self, buffer: str, start: int, end: int) -> int:
         return safe_cut(buffer, (), start=start, end=end)  # encode_ordinary: no special token is matched
@@ -86,11 +90,12 @@ class _Encoder:
         if isinstance(texts, _JsonlBlock):
             return texts.encode(self)
         if self.native:  # one thread here: `workers` callers run at once (see encoded())
+            encode = _core.encode_segments if self.native_reader else _encode_str_batch
             try:
-                ids, counts, bad = _core.encode_segments(self.tok._core, texts, suffix)
+                ids, counts, bad = encode(self.tok._core, texts, suffix)
             except UnicodeEncodeError:  # lone surrogates: U+FFFD, as encode_ordinary does
                 texts = [replace_surrogates(t) if isinstance(t, str) else t for t in texts]
-                ids, counts, bad = _core.encode_segments(self.tok._core, texts, suffix)
+                ids, counts, bad = encode(self.tok._core, texts, suffix)
             if bad >= 0:  # bytes read by byte_segments: the error names the file and the byte
                 _, _, name, offset = texts.meta[bad]
                 raise utf8_error(name, texts[bad], offset)
@@ -109,6 +114,21 @@ class _Encoder:
             return [tok.encode(t, add_special_tokens=False) for t in texts]
         except TypeError:
             return [tok.encode(t) for t in texts]
+
+
+def _reaches_native_encoder(core) -> bool:
+    """Whether the native reader's functions take this `_core.Encoder` (they reach its C++ encoder
+    through the binding's layout, which they check; if it ever changes, the str path serves)."""
+    try:
+        _core.encode_segments(core, [b"a"], [-1])
+        return True
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
+def _encode_str_batch(core, texts: list[str], suffix: list[int]):
+    ids, counts = core.encode_ordinary_batch_flat(texts, suffix, 1)
+    return ids, counts, -1
 
 
 class _Segments(list):
@@ -334,7 +354,7 @@ def _work_items(sources, skip: int, val_fraction: float, counter, options, encod
         return items, suffix, (meta, counter[0])
 
     for k, source in enumerate(sources):
-        if document < skip or not encoder.native:
+        if document < skip or not encoder.native_reader:
             units = (("seg", text, ends, None) for text, ends in segments(source, counter=counter, **options))
         else:
             units = native_units(source, byte_cut=_core.safe_cut_bytes, counter=counter, block_bytes=BATCH_CHARS,

@@ -11,7 +11,9 @@ the `zstandard` package), the format by the name without the compression suffix 
 given. One document per JSON line or Parquet row (the `field` / column; JSON lines are parsed by
 orjson when installed, by json otherwise and for every line orjson refuses); a text file is one
 document, or several split on `separator`. With a `cut` function, text and long documents are
-yielded as segments of about CHUNK_CHARS characters that end at safe cuts.
+yielded as segments of about CHUNK_CHARS characters that end at safe cuts. `native_units` is the
+same for an encoder that parses and validates bytes itself (blocks of JSON lines, UTF-8 bytes of
+text): the functions here that make str stay the reference for it.
 
 What this does *not* read: a JSON file holding one array of records, Parquet from standard input or
 inside a compressed file (Parquet needs to seek; its pages are compressed already), tar archives.

@@ -5,12 +5,15 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "hash_maps.h"
 
 namespace tokenforge {
 namespace spm {
@@ -93,6 +96,42 @@ struct Piece {
   uint8_t type = kNormal;
 };
 
+// Piece bytes -> id, for sentencepiece's BPE (which keeps a hash map of the pieces: a merge looks
+// up the concatenation of two symbols, which a trie walk does not make cheaper, and a trie costs
+// more to build). A slot is 8 bytes (the id and 32 bits of the key's seeded hash), so 32k pieces
+// take 512 KiB; the bytes are compared, in the pieces, only where those bits agree. Building
+// computes every hash first and prefetches each key's slot a few keys ahead: inserting one key
+// after the other waited on memory, one miss per piece.
+class PieceMap {
+ public:
+  // The pieces ids[0], ids[1], ... by their bytes; of equal bytes, the first wins. Returns false
+  // when some bytes were equal.
+  bool build(const std::vector<Piece>& pieces, const std::vector<uint32_t>& ids);
+  // The id of the piece s[0, n), or -1. `pieces` is the vector given to build().
+  int32_t find(const std::vector<Piece>& pieces, const uint8_t* s, size_t n) const {
+    if (slots_.empty()) return -1;
+    const uint64_t h = hash_bytes(s, n);
+    const uint32_t tag = tag_of(h);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& slot = slots_[i];
+      if (slot.tag == 0) return -1;
+      if (slot.tag == tag) {
+        const std::string& b = pieces[slot.id].bytes;
+        if (b.size() == n && std::memcmp(b.data(), s, n) == 0) return int32_t(slot.id);
+      }
+    }
+  }
+
+ private:
+  struct Slot {
+    uint32_t tag = 0;  // 0: empty
+    uint32_t id = 0;
+  };
+  static uint32_t tag_of(uint64_t h) { return uint32_t(h >> 32) | 1; }
+  std::vector<Slot> slots_;
+};
+
 // A span of normalized text and the id it became (the unknown id for unknown characters).
 struct Span {
   uint32_t begin, end, id;
@@ -100,8 +139,12 @@ struct Span {
 
 class Model {
  public:
-  static std::unique_ptr<Model> create(std::vector<Piece> pieces, Algorithm algorithm, bool byte_fallback,
-                                       const NormalizerSpec& normalizer, std::string* error);
+  // pieces: shared, not copied (a parsed .model file keeps them to answer for their texts).
+  // unreserved: if not null, the pieces other than unknown, control and byte ones by their bytes,
+  // all different (a parsed .model file has made it to check that): a BPE model uses it as it is.
+  static std::unique_ptr<Model> create(std::shared_ptr<const std::vector<Piece>> pieces, Algorithm algorithm,
+                                       bool byte_fallback, const NormalizerSpec& normalizer, std::string* error,
+                                       std::shared_ptr<const PieceMap> unreserved = nullptr);
 
   void normalize(const uint8_t* s, size_t n, std::string& out) const { normalizer_.normalize(s, n, out); }
   // Normalizes and encodes: the ids of sentencepiece's `encode`.
@@ -126,7 +169,7 @@ class Model {
   // removing it would cost, for pruning.
   std::vector<std::vector<int32_t>> alternatives() const;
 
-  size_t size() const { return pieces_.size(); }
+  size_t size() const { return pieces_->size(); }
   int32_t unk_id() const { return unk_id_; }
 
  private:
@@ -139,12 +182,15 @@ class Model {
   void bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const;
   void bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const;
   void lattice(const uint8_t* s, size_t n, std::vector<Arc>& arcs) const;  // arcs in (begin, end) order
-  int32_t lookup(const uint8_t* s, size_t n) const;                           // piece id in the trie, or -1
+  // BPE: the id of the piece s[0, n) (normal or user-defined; the first of duplicates), or -1
+  int32_t bpe_id(const uint8_t* s, size_t n) const { return bpe_pieces_->find(*pieces_, s, n); }
+  float bpe_score(int32_t id) const;
 
-  std::vector<Piece> pieces_;
+  std::shared_ptr<const std::vector<Piece>> pieces_;
   Algorithm algorithm_ = Algorithm::kUnigram;
   Normalizer normalizer_;
-  PieceTrie trie_;
+  PieceTrie trie_;  // unigram: the Viterbi lattice walks it
+  std::shared_ptr<const PieceMap> bpe_pieces_;  // BPE: the normal and user-defined pieces
   int32_t unk_id_ = -1;
   bool byte_fallback_ = false;
   // BPE: true when no piece has a `▁` after its first character; then no merge crosses the start

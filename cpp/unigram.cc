@@ -386,7 +386,18 @@ std::unique_ptr<Model> Model::create(std::shared_ptr<const std::vector<Piece>> s
     map->build(pieces, bpe_ids);
     unreserved = std::move(map);
   }
-  if (bpe) m->bpe_pieces_ = std::move(unreserved);  // no unused pieces (refused above): the same pieces
+  if (bpe) {
+    m->bpe_pieces_ = std::move(unreserved);  // no unused pieces (refused above): the same pieces
+    m->bpe_scores_.resize(pieces.size());
+    for (size_t i = 0; i < pieces.size(); ++i) {  // user-defined pieces score as in the trie above
+      const Piece& p = pieces[i];
+      m->bpe_scores_[i] = p.type == kUserDefined ? float(int(p.bytes.size()) - 1) * 0.1f : p.score;
+    }
+    for (int c = 0; c < 128; ++c) {
+      const uint8_t b = uint8_t(c);
+      m->ascii_ids_[c] = m->bpe_id(&b, 1);
+    }
+  }
   return m;
 }
 
@@ -396,10 +407,13 @@ bool PieceMap::build(const std::vector<Piece>& pieces, const std::vector<uint32_
   while (cap < 2 * ids.size()) cap <<= 1;  // at most half full
   slots_.assign(cap, Slot{});
   const size_t mask = cap - 1;
+  keys_.assign(pieces.size(), Key{});
   std::vector<uint64_t> hashes(ids.size());
   for (size_t k = 0; k < ids.size(); ++k) {
     const std::string& b = pieces[ids[k]].bytes;
-    hashes[k] = hash_bytes(reinterpret_cast<const uint8_t*>(b.data()), b.size());
+    const auto* bytes = reinterpret_cast<const uint8_t*>(b.data());
+    keys_[ids[k]] = Key{head_of(bytes, b.size()), b.size()};
+    hashes[k] = hash(keys_[ids[k]].head, bytes, b.size());
   }
   constexpr size_t kAhead = 16;
   for (size_t k = 0; k < ids.size(); ++k) {
@@ -421,10 +435,6 @@ bool PieceMap::build(const std::vector<Piece>& pieces, const std::vector<uint32_
   return unique;
 }
 
-float Model::bpe_score(int32_t id) const {
-  const Piece& p = (*pieces_)[size_t(id)];  // user-defined pieces score as in the trie above
-  return p.type == kUserDefined ? float(int(p.bytes.size()) - 1) * 0.1f : p.score;
-}
 
 void Model::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
   thread_local std::string normalized;
@@ -574,8 +584,8 @@ void Model::bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const {
     const bool freeze = len > 0;
     if (!len) len = std::min(utf8_len(s[pos]), n - pos);
     int32_t index = int32_t(symbols.size());
-    symbols.push_back(
-        Symbol{uint32_t(pos), uint32_t(len), index - 1, pos + len < n ? index + 1 : -1, bpe_id(s + pos, len), freeze});
+    const int32_t id = len == 1 && s[pos] < 0x80 ? ascii_ids_[s[pos]] : bpe_id(s + pos, len);
+    symbols.push_back(Symbol{uint32_t(pos), uint32_t(len), index - 1, pos + len < n ? index + 1 : -1, id, freeze});
     pos += len;
   }
   if (symbols.empty()) return;

@@ -97,11 +97,12 @@ struct Piece {
 };
 
 // Piece bytes -> id, for sentencepiece's BPE (which keeps a hash map of the pieces: a merge looks
-// up the concatenation of two symbols, which a trie walk does not make cheaper, and a trie costs
-// more to build). A slot is 8 bytes (the id and 32 bits of the key's seeded hash), so 32k pieces
-// take 512 KiB; the bytes are compared, in the pieces, only where those bits agree. Building
-// computes every hash first and prefetches each key's slot a few keys ahead: inserting one key
-// after the other waited on memory, one miss per piece.
+// up the concatenation of two symbols; a trie makes those walks incremental but costs more to build
+// than the rest of loading). A slot is 8 bytes (the id and 32 bits of the key's seeded hash), so
+// 32k pieces take 512 KiB; where those bits agree, the key is checked against the piece's length
+// and first 8 bytes, kept in two compact arrays (reading the piece itself missed the cache), and
+// only a longer key compares the rest. Building computes every hash first and prefetches each
+// key's slot a few keys ahead: inserting one key after the other waited on memory.
 class PieceMap {
  public:
   // The pieces ids[0], ids[1], ... by their bytes; of equal bytes, the first wins. Returns false
@@ -110,16 +111,16 @@ class PieceMap {
   // The id of the piece s[0, n), or -1. `pieces` is the vector given to build().
   int32_t find(const std::vector<Piece>& pieces, const uint8_t* s, size_t n) const {
     if (slots_.empty()) return -1;
-    const uint64_t h = hash_bytes(s, n);
+    const uint64_t head = head_of(s, n);
+    const uint64_t h = hash(head, s, n);
     const uint32_t tag = tag_of(h);
     const size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
       const Slot& slot = slots_[i];
       if (slot.tag == 0) return -1;
-      if (slot.tag == tag) {
-        const std::string& b = pieces[slot.id].bytes;
-        if (b.size() == n && std::memcmp(b.data(), s, n) == 0) return int32_t(slot.id);
-      }
+      if (slot.tag == tag && keys_[slot.id].len == n && keys_[slot.id].head == head &&
+          (n <= 8 || std::memcmp(pieces[slot.id].bytes.data() + 8, s + 8, n - 8) == 0))
+        return int32_t(slot.id);
     }
   }
 
@@ -129,7 +130,33 @@ class PieceMap {
     uint32_t id = 0;
   };
   static uint32_t tag_of(uint64_t h) { return uint32_t(h >> 32) | 1; }
+  // The first min(n, 8) bytes of s, zero-padded.
+  static uint64_t head_of(const uint8_t* s, size_t n) {
+    uint64_t w = 0;
+    if (n >= 8) {
+      std::memcpy(&w, s, 8);
+    } else if (n >= 4) {  // two overlapping 4-byte reads
+      uint32_t lo, hi;
+      std::memcpy(&lo, s, 4);
+      std::memcpy(&hi, s + n - 4, 4);
+      w = lo | uint64_t(hi) << (8 * (n - 4));
+    } else if (n > 0) {
+      w = s[0] | uint64_t(s[n / 2]) << (8 * (n / 2)) | uint64_t(s[n - 1]) << (8 * (n - 1));
+    }
+    return w;
+  }
+  // The seeded hash of s[0, n) whose head_of is `head`: one keyed multiply for up to 8 bytes (most
+  // merge candidates), hash_bytes for longer keys.
+  static uint64_t hash(uint64_t head, const uint8_t* s, size_t n) {
+    if (n > 8) return hash_bytes(s, n);
+    return hash_mum(head ^ kHashSecret.s0, uint64_t(n) ^ kHashSecret.s1);
+  }
+  struct Key {
+    uint64_t head = 0;        // head_of the piece's bytes
+    uint64_t len = SIZE_MAX;  // its length (ids not in the map: SIZE_MAX, no key has it)
+  };
   std::vector<Slot> slots_;
+  std::vector<Key> keys_;  // by id
 };
 
 // A span of normalized text and the id it became (the unknown id for unknown characters).
@@ -184,13 +211,14 @@ class Model {
   void lattice(const uint8_t* s, size_t n, std::vector<Arc>& arcs) const;  // arcs in (begin, end) order
   // BPE: the id of the piece s[0, n) (normal or user-defined; the first of duplicates), or -1
   int32_t bpe_id(const uint8_t* s, size_t n) const { return bpe_pieces_->find(*pieces_, s, n); }
-  float bpe_score(int32_t id) const;
+  float bpe_score(int32_t id) const { return bpe_scores_[size_t(id)]; }
 
   std::shared_ptr<const std::vector<Piece>> pieces_;
   Algorithm algorithm_ = Algorithm::kUnigram;
   Normalizer normalizer_;
   PieceTrie trie_;  // unigram: the Viterbi lattice walks it
   std::shared_ptr<const PieceMap> bpe_pieces_;  // BPE: the normal and user-defined pieces
+  std::vector<float> bpe_scores_;                // BPE: their scores by id, as the trie would hold them
   int32_t unk_id_ = -1;
   bool byte_fallback_ = false;
   // BPE: true when no piece has a `▁` after its first character; then no merge crosses the start
@@ -200,6 +228,7 @@ class Model {
   PieceTrie user_;
   uint64_t serial_ = 0;  // unique per model: keys the per-thread word caches (addresses are reused)
   int32_t byte_ids_[256];
+  int32_t ascii_ids_[128];  // BPE: the piece of each ASCII character, or -1 (most first symbols)
   float min_score_ = 0, max_score_ = 0;
 };
 

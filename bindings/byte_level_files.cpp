@@ -1,10 +1,14 @@
 // Reading the byte-level vocabularies of JSON files (tokenizer.json): GPT-2's characters to bytes,
 // and the merges to byte pairs and ids, over whole tables instead of Python code per token. Each
 // function returns None when anything is unusual; the Python reader (formats/huggingface.py) then
-// goes through the table entry by entry and names the problem.
+// goes through the table entry by entry and names the problem. And the counts that check a fast
+// JSON parser's result against the text (formats/_common.parse_json).
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "common.h"
 
@@ -185,9 +189,94 @@ nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
   return nb::make_tuple(pairs, rules);
 }
 
+// JSON read by a faster parser (orjson) is checked against its text: the number of object members
+// (a ':' outside strings each) and of numbers written with a fraction or an exponent. A parser that
+// keeps one of two equal keys has fewer members, one that reads a big integer as a float has more
+// floats; either way the caller reads the text again with Python's json, which says what it found.
+// The third count, the deepest nesting of arrays and objects, is read first: orjson 3.8 overflows
+// the C stack on 100,000 nested objects, so deep text never reaches it.
+nb::tuple json_text_shape(nb::bytes data) {
+  const char* s = data.c_str();
+  const size_t n = data.size();
+  size_t members = 0, floats = 0, depth = 0, deepest = 0;
+  bool unterminated = false;
+  {
+    nb::gil_scoped_release release;
+    for (size_t i = 0; i < n; ++i) {
+      const char c = s[i];
+      if (c == '"') {  // to the closing quote: one not preceded by an odd run of backslashes
+        const size_t open = i;
+        for (;;) {
+          const void* q = std::memchr(s + i + 1, '"', n - i - 1);
+          if (!q) {  // unterminated: not JSON
+            unterminated = true;
+            break;
+          }
+          i = size_t(static_cast<const char*>(q) - s);
+          size_t slashes = 0;
+          while (i - slashes - 1 > open && s[i - slashes - 1] == '\\') ++slashes;
+          if (slashes % 2 == 0) break;
+        }
+        if (unterminated) break;
+      } else if (c == ':') {
+        ++members;
+      } else if (c == '[' || c == '{') {
+        deepest = std::max(deepest, ++depth);
+      } else if (c == ']' || c == '}') {
+        depth -= depth > 0;
+      } else if (c == '-' || (c >= '0' && c <= '9')) {
+        bool fraction = false;
+        for (; i < n && (s[i] == '-' || s[i] == '+' || s[i] == '.' || s[i] == 'e' || s[i] == 'E' ||
+                         (s[i] >= '0' && s[i] <= '9'));
+             ++i)
+          fraction = fraction || s[i] == '.' || s[i] == 'e' || s[i] == 'E';
+        floats += fraction;
+        --i;
+      }
+    }
+  }
+  if (unterminated) return nb::make_tuple(-1, -1, -1);
+  return nb::make_tuple(members, floats, deepest);
+}
+
+// The first two counts of a parsed JSON value (dicts, lists, str, int, float, bool, None), walked with
+// an explicit stack; (-1, -1) past 200 levels of nesting (orjson reads any depth, where json.loads
+// raises RecursionError: the caller then lets json.loads say so).
+nb::tuple json_value_shape(nb::handle value) {
+  constexpr size_t kMaxDepth = 200;
+  long long members = 0, floats = 0;
+  std::vector<std::pair<PyObject*, size_t>> stack = {{value.ptr(), 0}};
+  while (!stack.empty()) {
+    auto [v, depth] = stack.back();
+    stack.pop_back();
+    if (PyFloat_CheckExact(v)) {
+      ++floats;
+      continue;
+    }
+    const bool dict = PyDict_CheckExact(v);
+    if (!dict && !PyList_CheckExact(v)) continue;
+    if (depth >= kMaxDepth) return nb::make_tuple(-1, -1);
+    if (dict) {
+      members += PyDict_GET_SIZE(v);
+      PyObject *key, *item;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(v, &pos, &key, &item))
+        if (!PyUnicode_CheckExact(item) && !PyLong_CheckExact(item)) stack.push_back({item, depth + 1});
+    } else {
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); ++i) {
+        PyObject* item = PyList_GET_ITEM(v, i);
+        if (!PyUnicode_CheckExact(item) && !PyLong_CheckExact(item)) stack.push_back({item, depth + 1});
+      }
+    }
+  }
+  return nb::make_tuple(members, floats);
+}
+
 }  // namespace
 
 void bind_byte_level_files(nb::module_& m) {
+  m.def("json_text_shape", &json_text_shape, nb::arg("data"));
+  m.def("json_value_shape", &json_value_shape, nb::arg("value"));
   m.def("byte_level_vocab", &byte_level_vocab, nb::arg("vocab"), nb::arg("special"));
   m.def("byte_level_merges", &byte_level_merges, nb::arg("merges"), nb::arg("ranks"));
 }

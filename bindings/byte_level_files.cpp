@@ -276,7 +276,7 @@ nb::tuple json_value_shape(nb::handle value) {
 
 void bind_byte_level_files(nb::module_& m) {
   m.def("json_text_shape", &json_text_shape, nb::arg("data"));
-  m.def("json_value_shape", &json_value_shape, nb::arg("value"));
+  m.def("json_value_shape", &json_value_shape, nb::arg("value").none());
   m.def("byte_level_vocab", &byte_level_vocab, nb::arg("vocab"), nb::arg("special"));
   m.def("byte_level_merges", &byte_level_merges, nb::arg("merges"), nb::arg("ranks"));
 }

@@ -3,10 +3,7 @@ byte-to-character alphabet, and building the Tokenizer with keyword overrides.""
 
 from __future__ import annotations
 
-import gc
 import json
-import threading
-from contextlib import contextmanager
 from typing import NoReturn
 
 try:
@@ -22,32 +19,6 @@ from ..outputs import write_atomic  # noqa: F401 (for the format modules)
 def fail(source, where: str | None, what: str) -> NoReturn:
     """Raises ValueError("FILE: WHERE: WHAT"); WHERE is a JSON path or "line N"."""
     raise ValueError(f"{source}: {where}: {what}" if where else f"{source}: {what}")
-
-
-_gc_lock = threading.Lock()
-_gc_pausers = 0
-_gc_was_enabled = True
-
-
-@contextmanager
-def gc_paused():
-    """Python's cyclic garbage collector paused while a file becomes objects: reading a 65k-token
-    tokenizer.json allocates some 300k tuples, lists and dicts, and the collections they set off
-    (each scanning everything still alive) were a fifth of its time. Nested and concurrent loads
-    share one pause; the last to finish restores the collector as the first found it."""
-    global _gc_pausers, _gc_was_enabled
-    with _gc_lock:
-        if _gc_pausers == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pausers += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pausers -= 1
-            if _gc_pausers == 0 and _gc_was_enabled:
-                gc.enable()
 
 
 class _DuplicateKey(Exception):

@@ -27,7 +27,7 @@ import re
 import zlib
 from pathlib import Path
 
-from ._common import fail, gc_paused, parse_json
+from ._common import fail, parse_json
 
 _NOT_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # bytes.lstrip()'s whitespace
 MAX_GUNZIPPED = 1 << 28  # 256 MiB: a .gz that unpacks past this is refused (a gzip bomb), the largest real tokenizer files are ~30 MB
@@ -52,8 +52,7 @@ def load(path, read_own=None, **overrides):
 
 def load_bytes(path: Path, data: bytes, read_own=None, **overrides):
     try:
-        with gc_paused():
-            return _load_bytes(path, data, read_own, overrides)
+        return _load_bytes(path, data, read_own, overrides)
     except RecursionError:  # JSON arrays in arrays, or stages in stages, thousands deep
         raise ValueError(f"{path}: nested too deeply to be a tokenizer file") from None
 

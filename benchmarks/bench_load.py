@@ -1,6 +1,6 @@
 """Loading time: `tokenforge.load(path)` against each format's own library, same file, same run.
 
-    python benchmarks/bench_load.py [--repeat 5] [--quick]
+    python benchmarks/bench_load.py [--repeat 5] [--quick] [--first-encode]
 
 | format           | tokenforge                      | its own library                                              |
 | ---------------- | ------------------------------- | ------------------------------------------------------------ |
@@ -14,7 +14,9 @@ under ~/.cache/tokenforge/real-tokenizers (skipped when absent). Each case is ti
 --repeat, wall clock, the two libraries alternating, after one warm-up load each (the file is
 in the page cache for both). get_encoding runs offline: tiktoken reads a cache folder filled from
 shared/vocab (TIKTOKEN_CACHE_DIR), tokenforge the same files (TOKENFORGE_OFFLINE=1).
-Ratio = library time / tokenforge time: > 1 means tokenforge loads faster. Not collected by pytest.
+Ratio = library time / tokenforge time: > 1 means tokenforge loads faster. With --first-encode each
+side also encodes a paragraph of English with what it loaded (work left for first use is paid there).
+Not collected by pytest.
 """
 
 from __future__ import annotations
@@ -47,7 +49,22 @@ def best(f, repeat: int) -> float:
     return out
 
 
-def compare(label: str, ours, theirs, repeat: int, rows: list) -> None:
+FIRST_TEXT = ("Loading is measured alone, and then with the first call that uses what was loaded: a library "
+              "that leaves work for later pays it here. The quick brown fox jumps over the lazy dog, 1234 times. ") * 4
+
+
+def then_encode(load):
+    """load() followed by one encode of FIRST_TEXT with the result."""
+    def run():
+        tok = load()
+        (tok.encode(FIRST_TEXT) if not hasattr(tok, "encode_ordinary") else tok.encode_ordinary(FIRST_TEXT))
+        return tok
+    return run
+
+
+def compare(label: str, ours, theirs, repeat: int, rows: list, first_encode: bool = False) -> None:
+    if first_encode:
+        ours, theirs = then_encode(ours), then_encode(theirs)
     try:
         ours(), theirs()  # warm-up: imports, page cache
     except ValueError as e:
@@ -65,6 +82,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="one file per format")
+    ap.add_argument("--first-encode", action="store_true", help="time each load followed by one encode")
     args = ap.parse_args()
 
     cache = pathlib.Path(tempfile.mkdtemp(prefix="tiktoken-cache-"))
@@ -81,7 +99,8 @@ def main() -> None:
     import tokenforge
     from tokenforge import registry
 
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; best of {args.repeat}")
+    what = "load + first encode" if args.first_encode else "load"
+    print(f"{what}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; best of {args.repeat}")
     print(f"{'case':<58} {'tokenforge':>12} {'library':>12}   ratio")
     rows: list = []
     for name in ("cl100k_base", "o200k_base"):
@@ -92,7 +111,7 @@ def main() -> None:
             return tiktoken.Encoding(name, pat_str=ref._pat_str, mergeable_ranks=load_tiktoken_bpe(path),
                                      special_tokens=ref._special_tokens)
 
-        compare(f"{name}.tiktoken (vs tiktoken)", lambda path=path: tokenforge.load(path), theirs, args.repeat, rows)
+        compare(f"{name}.tiktoken (vs tiktoken)", lambda path=path: tokenforge.load(path), theirs, args.repeat, rows, args.first_encode)
 
         def ours_named(name=name):
             registry._encodings.clear()
@@ -102,17 +121,17 @@ def main() -> None:
             tiktoken.registry.ENCODINGS.clear()
             return tiktoken.get_encoding(name)
 
-        compare(f"get_encoding({name!r}) (vs tiktoken)", ours_named, theirs_named, args.repeat, rows)
+        compare(f"get_encoding({name!r}) (vs tiktoken)", ours_named, theirs_named, args.repeat, rows, args.first_encode)
     for rel in TOKENIZER_JSON:
         path = REAL / rel
         if path.exists() and (not args.quick or rel in QUICK):
             compare(f"{rel} (vs tokenizers)", lambda p=str(path): tokenforge.load(p),
-                    lambda p=str(path): tokenizers.Tokenizer.from_file(p), args.repeat, rows)
+                    lambda p=str(path): tokenizers.Tokenizer.from_file(p), args.repeat, rows, args.first_encode)
     for rel in SENTENCEPIECE:
         path = REAL / rel
         if path.exists() and (not args.quick or rel in QUICK):
             compare(f"{rel} (vs sentencepiece)", lambda p=str(path): tokenforge.load(p),
-                    lambda p=str(path): sentencepiece.SentencePieceProcessor(model_file=p), args.repeat, rows)
+                    lambda p=str(path): sentencepiece.SentencePieceProcessor(model_file=p), args.repeat, rows, args.first_encode)
     if not REAL.exists():
         print(f"(no real files under {REAL}: run tools/fetch_real_tokenizers.py for the tokenizer.json and .model rows)")
     print(f"load average {os.getloadavg()[0]:.1f} at the end")

@@ -1,12 +1,17 @@
 // Reading the byte-level vocabularies of JSON files (tokenizer.json): GPT-2's characters to bytes,
 // and the merges to byte pairs and ids, over whole tables instead of Python code per token. Each
 // function returns None when anything is unusual; the Python reader (formats/huggingface.py) then
-// goes through the table entry by entry and names the problem.
+// goes through the table entry by entry and names the problem. And the counts that check a fast
+// JSON parser's result against the text (formats/_common.parse_json).
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "common.h"
+#include "hash_maps.h"
 
 namespace nb = nanobind;
 
@@ -94,40 +99,42 @@ bool decode_chars(PyObject* s, Py_ssize_t begin, Py_ssize_t end, std::string& ou
 // ({bytes: id}, from byte_level_vocab), no pair twice; or None. The parts are decoded to bytes and
 // looked up in a native table: Python dict lookups by new str keys were 9/10 of the time.
 nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
-  // an open-addressing table of the tokens' bytes (FNV-1a, linear probing); the hash is kept so a
-  // probe reads a token's bytes only when the hashes agree (each read of a bytes object was a cache miss)
-  struct Entry {
-    uint64_t hash = 0;
-    const char* data = nullptr;  // the bytes object's buffer (borrowed from ranks)
-    size_t size = 0;
-    PyObject* bytes = nullptr;
-    PyObject* id = nullptr;
+  // the tokens' bytes in an open-addressing table of 8-byte slots (32 bits of a seeded hash and the
+  // token's index; cpp/hash_maps.h's hash, so a vocabulary cannot be made to collide): a probe reads
+  // a token's bytes only when the hash bits agree
+  struct Token {
+    const char* data;  // the bytes object's buffer (borrowed from ranks)
+    size_t size;
+    PyObject* bytes;
+    PyObject* id;
   };
-  auto fnv = [](const char* p, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; ++i) h = (h ^ uint8_t(p[i])) * 1099511628211ull;
-    return h ^ (h >> 29);
-  };
+  std::vector<Token> tokens;
+  tokens.reserve(size_t(PyDict_GET_SIZE(ranks.ptr())));
   size_t cap = 16;
   while (cap < 2 * size_t(PyDict_GET_SIZE(ranks.ptr()))) cap *= 2;
-  std::vector<Entry> table(cap);
+  std::vector<uint64_t> slots(cap, 0);
+  auto hash = [](const char* p, size_t len) { return tokenforge::hash_bytes(reinterpret_cast<const uint8_t*>(p), len); };
+  auto tag_of = [](uint64_t h) { return (h >> 32 | 1) << 32; };
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (PyDict_Next(ranks.ptr(), &pos, &key, &value)) {
     if (!PyBytes_CheckExact(key)) return nb::none();
     const char* d = PyBytes_AS_STRING(key);
     const size_t len = size_t(PyBytes_GET_SIZE(key));
-    const uint64_t h = fnv(d, len);
+    const uint64_t h = hash(d, len);
     size_t k = h & (cap - 1);
-    while (table[k].data) k = (k + 1) & (cap - 1);  // dict keys are distinct
-    table[k] = Entry{h, d, len, key, value};
+    while (slots[k]) k = (k + 1) & (cap - 1);  // dict keys are distinct
+    slots[k] = tag_of(h) | tokens.size();
+    tokens.push_back(Token{d, len, key, value});
   }
-  auto find = [&](std::string_view v) -> const Entry* {
-    const uint64_t h = fnv(v.data(), v.size());
+  auto find = [&](std::string_view v) -> const Token* {
+    const uint64_t h = hash(v.data(), v.size()), tag = tag_of(h);
     for (size_t k = h & (cap - 1);; k = (k + 1) & (cap - 1)) {
-      const Entry& e = table[k];
-      if (!e.data) return nullptr;
-      if (e.hash == h && e.size == v.size() && std::memcmp(e.data, v.data(), v.size()) == 0) return &e;
+      const uint64_t slot = slots[k];
+      if (!slot) return nullptr;
+      if ((slot & ~0xFFFFFFFFull) != tag) continue;
+      const Token& t = tokens[slot & 0xFFFFFFFFull];
+      if (t.size == v.size() && std::memcmp(t.data, v.data(), v.size()) == 0) return &t;
     }
   };
   const size_t n = merges.size();
@@ -138,8 +145,8 @@ nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
   size_t seen_cap = 16;
   while (seen_cap < 2 * n) seen_cap *= 2;
   std::vector<uint64_t> seen(seen_cap, 0);
-  auto first_time = [&](const Entry* a, const Entry* b) {
-    const uint64_t v = (uint64_t(a - table.data()) + 1) << 32 | uint64_t(b - table.data() + 1);
+  auto first_time = [&](const Token* a, const Token* b) {
+    const uint64_t v = (uint64_t(a - tokens.data()) + 1) << 32 | uint64_t(b - tokens.data() + 1);
     for (size_t k = (v * 0x9E3779B97F4A7C15ull) >> 20 & (seen_cap - 1);; k = (k + 1) & (seen_cap - 1)) {
       if (seen[k] == v) return false;
       if (seen[k] == 0) return seen[k] = v, true;
@@ -169,7 +176,7 @@ nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
     }
     if (split == 0 || split == both.size()) return nb::none();  // an empty part
     const std::string_view all(both);
-    const Entry *ia = find(all.substr(0, split)), *ib = find(all.substr(split)), *iab = find(all);
+    const Token *ia = find(all.substr(0, split)), *ib = find(all.substr(split)), *iab = find(all);
     if (!ia || !ib || !iab) return nb::none();
     if (!first_time(ia, ib)) return nb::none();
     PyObject* pair = PyTuple_Pack(2, ia->bytes, ib->bytes);
@@ -185,9 +192,94 @@ nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
   return nb::make_tuple(pairs, rules);
 }
 
+// JSON read by a faster parser (orjson) is checked against its text: the number of object members
+// (a ':' outside strings each) and of numbers written with a fraction or an exponent. A parser that
+// keeps one of two equal keys has fewer members, one that reads a big integer as a float has more
+// floats; either way the caller reads the text again with Python's json, which says what it found.
+// The third count, the deepest nesting of arrays and objects, is read first: orjson 3.8 overflows
+// the C stack on 100,000 nested objects, so deep text never reaches it.
+nb::tuple json_text_shape(nb::bytes data) {
+  const char* s = data.c_str();
+  const size_t n = data.size();
+  size_t members = 0, floats = 0, depth = 0, deepest = 0;
+  bool unterminated = false;
+  {
+    nb::gil_scoped_release release;
+    for (size_t i = 0; i < n; ++i) {
+      const char c = s[i];
+      if (c == '"') {  // to the closing quote: one not preceded by an odd run of backslashes
+        const size_t open = i;
+        for (;;) {
+          const void* q = std::memchr(s + i + 1, '"', n - i - 1);
+          if (!q) {  // unterminated: not JSON
+            unterminated = true;
+            break;
+          }
+          i = size_t(static_cast<const char*>(q) - s);
+          size_t slashes = 0;
+          while (i - slashes - 1 > open && s[i - slashes - 1] == '\\') ++slashes;
+          if (slashes % 2 == 0) break;
+        }
+        if (unterminated) break;
+      } else if (c == ':') {
+        ++members;
+      } else if (c == '[' || c == '{') {
+        deepest = std::max(deepest, ++depth);
+      } else if (c == ']' || c == '}') {
+        depth -= depth > 0;
+      } else if (c == '-' || (c >= '0' && c <= '9')) {
+        bool fraction = false;
+        for (; i < n && (s[i] == '-' || s[i] == '+' || s[i] == '.' || s[i] == 'e' || s[i] == 'E' ||
+                         (s[i] >= '0' && s[i] <= '9'));
+             ++i)
+          fraction = fraction || s[i] == '.' || s[i] == 'e' || s[i] == 'E';
+        floats += fraction;
+        --i;
+      }
+    }
+  }
+  if (unterminated) return nb::make_tuple(-1, -1, -1);
+  return nb::make_tuple(members, floats, deepest);
+}
+
+// The first two counts of a parsed JSON value (dicts, lists, str, int, float, bool, None), walked with
+// an explicit stack; (-1, -1) past 200 levels of nesting (orjson reads any depth, where json.loads
+// raises RecursionError: the caller then lets json.loads say so).
+nb::tuple json_value_shape(nb::handle value) {
+  constexpr size_t kMaxDepth = 200;
+  long long members = 0, floats = 0;
+  std::vector<std::pair<PyObject*, size_t>> stack = {{value.ptr(), 0}};
+  while (!stack.empty()) {
+    auto [v, depth] = stack.back();
+    stack.pop_back();
+    if (PyFloat_CheckExact(v)) {
+      ++floats;
+      continue;
+    }
+    const bool dict = PyDict_CheckExact(v);
+    if (!dict && !PyList_CheckExact(v)) continue;
+    if (depth >= kMaxDepth) return nb::make_tuple(-1, -1);
+    if (dict) {
+      members += PyDict_GET_SIZE(v);
+      PyObject *key, *item;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(v, &pos, &key, &item))
+        if (!PyUnicode_CheckExact(item) && !PyLong_CheckExact(item)) stack.push_back({item, depth + 1});
+    } else {
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); ++i) {
+        PyObject* item = PyList_GET_ITEM(v, i);
+        if (!PyUnicode_CheckExact(item) && !PyLong_CheckExact(item)) stack.push_back({item, depth + 1});
+      }
+    }
+  }
+  return nb::make_tuple(members, floats);
+}
+
 }  // namespace
 
 void bind_byte_level_files(nb::module_& m) {
+  m.def("json_text_shape", &json_text_shape, nb::arg("data"));
+  m.def("json_value_shape", &json_value_shape, nb::arg("value").none());
   m.def("byte_level_vocab", &byte_level_vocab, nb::arg("vocab"), nb::arg("special"));
   m.def("byte_level_merges", &byte_level_merges, nb::arg("merges"), nb::arg("ranks"));
 }

@@ -18,28 +18,41 @@ namespace {
 // A parsed .model file (cpp/model_proto.h). Python reads its pieces as columns (texts, float32
 // scores, types) and hands it back to SentencePieceModel, so the pieces never cross as tuples.
 struct PyModelProto {
-  spm::ModelProto proto;
+  spm::ModelProto proto;  // its pieces moved to `pieces`, shared with the models built from it
+  std::shared_ptr<const std::vector<spm::Piece>> pieces;
 
   nb::list texts() const {
-    PyObject* list = PyList_New(Py_ssize_t(proto.pieces.size()));
+    PyObject* list = PyList_New(Py_ssize_t(pieces->size()));
     if (!list) throw nb::python_error();
     nb::list out = nb::steal<nb::list>(list);
-    for (size_t i = 0; i < proto.pieces.size(); ++i) {
-      const std::string& b = proto.pieces[i].bytes;
+    for (size_t i = 0; i < pieces->size(); ++i) {
+      const std::string& b = (*pieces)[i].bytes;
       PyObject* s = PyUnicode_DecodeUTF8(b.data(), Py_ssize_t(b.size()), "strict");  // checked UTF-8
       if (!s) throw nb::python_error();
       PyList_SET_ITEM(list, Py_ssize_t(i), s);
     }
     return out;
   }
+  nb::str text(size_t i) const {
+    if (i >= pieces->size()) throw nb::index_error("piece index out of range");
+    const std::string& b = (*pieces)[i].bytes;
+    return nb::str(b.data(), b.size());
+  }
+  // The first piece whose bytes are `raw`, or -1: a scan, for the few lookups of a Tokenizer's construction.
+  long find(nb::bytes raw) const {
+    const std::string_view want(raw.c_str(), raw.size());
+    for (size_t i = 0; i < pieces->size(); ++i)
+      if ((*pieces)[i].bytes == want) return long(i);
+    return -1;
+  }
   nb::bytes scores() const {  // float32, native order: array("f", scores)
-    std::string raw(proto.pieces.size() * sizeof(float), '\0');
-    for (size_t i = 0; i < proto.pieces.size(); ++i) std::memcpy(&raw[i * sizeof(float)], &proto.pieces[i].score, sizeof(float));
+    std::string raw(pieces->size() * sizeof(float), '\0');
+    for (size_t i = 0; i < pieces->size(); ++i) std::memcpy(&raw[i * sizeof(float)], &(*pieces)[i].score, sizeof(float));
     return nb::bytes(raw.data(), raw.size());
   }
   nb::bytes types() const {
-    std::string raw(proto.pieces.size(), '\0');
-    for (size_t i = 0; i < proto.pieces.size(); ++i) raw[i] = char(proto.pieces[i].type);
+    std::string raw(pieces->size(), '\0');
+    for (size_t i = 0; i < pieces->size(); ++i) raw[i] = char((*pieces)[i].type);
     return nb::bytes(raw.data(), raw.size());
   }
   nb::dict settings() const {
@@ -73,13 +86,18 @@ struct PySentencePieceModel {
   // pieces: a list of (UTF-8 bytes, score, type), or a parsed .model file (its pieces, copied natively)
   PySentencePieceModel(nb::handle pieces, int algorithm, bool byte_fallback, nb::bytes charsmap, bool add_dummy_prefix,
                        bool remove_extra_whitespaces, bool escape_whitespaces, bool treat_whitespace_as_suffix) {
-    std::vector<spm::Piece> ps;
+    std::shared_ptr<const std::vector<spm::Piece>> ps;
+    std::shared_ptr<const spm::PieceMap> unreserved;
     if (nb::isinstance<PyModelProto>(pieces)) {
-      ps = nb::cast<const PyModelProto&>(pieces).proto.pieces;
+      const PyModelProto& proto = nb::cast<const PyModelProto&>(pieces);
+      ps = proto.pieces;
+      unreserved = proto.proto.unreserved;
     } else {
       auto tuples = nb::cast<std::vector<std::tuple<nb::bytes, float, int>>>(pieces);
-      ps.reserve(tuples.size());
-      for (const auto& [b, score, type] : tuples) ps.push_back({std::string(b.c_str(), b.size()), score, uint8_t(type)});
+      auto own = std::make_shared<std::vector<spm::Piece>>();
+      own->reserve(tuples.size());
+      for (const auto& [b, score, type] : tuples) own->push_back({std::string(b.c_str(), b.size()), score, uint8_t(type)});
+      ps = std::move(own);
     }
     spm::NormalizerSpec spec;
     spec.charsmap.assign(charsmap.c_str(), charsmap.size());
@@ -92,7 +110,8 @@ struct PySentencePieceModel {
     std::string error;
     {
       nb::gil_scoped_release release;
-      model = spm::Model::create(std::move(ps), spm::Algorithm(algorithm), byte_fallback, spec, &error);
+      model = spm::Model::create(std::move(ps), spm::Algorithm(algorithm), byte_fallback, spec, &error,
+                                 std::move(unreserved));
     }
     if (!model) throw nb::value_error(error.c_str());
   }
@@ -196,10 +215,12 @@ struct PySentencePieceModel {
 void bind_sentencepiece(nb::module_& m) {
   nb::class_<PyModelProto>(m, "SentencePieceModelProto")
       .def("texts", &PyModelProto::texts)
+      .def("text", &PyModelProto::text, nb::arg("i"))
+      .def("find", &PyModelProto::find, nb::arg("raw"))
       .def("scores", &PyModelProto::scores)
       .def("types", &PyModelProto::types)
       .def("settings", &PyModelProto::settings)
-      .def("__len__", [](const PyModelProto& p) { return p.proto.pieces.size(); });
+      .def("__len__", [](const PyModelProto& p) { return p.pieces->size(); });
   // The .model file's ModelProto, or None where spm/model_file.py raises (it then names the problem).
   m.def(
       "parse_sentencepiece_model",
@@ -211,6 +232,7 @@ void bind_sentencepiece(nb::module_& m) {
           ok = spm::parse_model_proto(reinterpret_cast<const uint8_t*>(data.c_str()), data.size(), &parsed->proto);
         }
         if (!ok) return nb::none();
+        parsed->pieces = std::make_shared<const std::vector<spm::Piece>>(std::move(parsed->proto.pieces));
         return nb::cast(parsed.release(), nb::rv_policy::take_ownership);
       },
       nb::arg("data"));

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstring>
 #include <string_view>
-#include <functional>
 
 namespace tokenforge {
 namespace spm {
@@ -117,6 +116,14 @@ struct Spec {
 bool valid_utf8(const uint8_t* s, size_t n) {
   size_t i = 0;
   while (i < n) {
+    if (n - i >= 8) {  // eight ASCII bytes at once
+      uint64_t w;
+      std::memcpy(&w, s + i, 8);
+      if (!(w & 0x8080808080808080ull)) {
+        i += 8;
+        continue;
+      }
+    }
     const uint8_t c = s[i];
     if (c < 0x80) {
       ++i;
@@ -147,7 +154,13 @@ bool valid_utf8(const uint8_t* s, size_t n) {
 
 bool parse_model_proto(const uint8_t* data, size_t size, ModelProto* out) {
   *out = ModelProto{};
-  out->pieces.reserve(size / 16);  // a piece takes 10-20 bytes of a real file
+  size_t count = 0;  // sized once: growing the vector moved every piece again
+  if (!for_each_field(data, size, [&](const Field& f) {
+        count += f.wire == 2 && f.number == 1;
+        return true;
+      }))
+    return false;
+  out->pieces.reserve(count);
   Spec trainer, normalizer;
   bool ok = for_each_field(data, size, [&](const Field& f) {
     if (f.wire != 2) return true;
@@ -161,24 +174,14 @@ bool parse_model_proto(const uint8_t* data, size_t size, ModelProto* out) {
   });
   if (!ok || out->pieces.empty()) return false;
 
-  // a piece text defined twice among the normal pieces, or twice among the reserved ones: an
-  // open-addressing set of piece indices (a node-based set costs an allocation per piece)
+  // a piece text defined twice among the normal pieces, or twice among the reserved ones
   const std::vector<Piece>& ps = out->pieces;
-  size_t cap = 64;
-  while (cap < 2 * ps.size()) cap *= 2;
-  std::vector<uint32_t> slots(cap, UINT32_MAX);
-  for (uint32_t i = 0; i < ps.size(); ++i) {
-    const bool reserved = is_reserved(ps[i].type);
-    size_t h = std::hash<std::string_view>()(ps[i].bytes) ^ (reserved ? 0x9E3779B97F4A7C15ull : 0);
-    for (size_t k = h & (cap - 1);; k = (k + 1) & (cap - 1)) {
-      const uint32_t j = slots[k];
-      if (j == UINT32_MAX) {
-        slots[k] = i;
-        break;
-      }
-      if (is_reserved(ps[j].type) == reserved && ps[j].bytes == ps[i].bytes) return false;
-    }
-  }
+  std::vector<uint32_t> normal, reserved;
+  normal.reserve(ps.size());
+  for (uint32_t i = 0; i < ps.size(); ++i) (is_reserved(ps[i].type) ? reserved : normal).push_back(i);
+  out->unreserved = std::make_shared<PieceMap>();
+  PieceMap reserved_map;
+  if (!out->unreserved->build(ps, normal) || !reserved_map.build(ps, reserved)) return false;
 
   bool model_type_ok = true;
   ok = for_each_field(trainer.bytes, trainer.size, [&](const Field& f) {

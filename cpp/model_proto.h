@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct ModelProto {
   bool remove_extra_whitespaces = true;
   bool escape_whitespaces = true;
   std::string raw_trainer_spec, raw_normalizer_spec;  // the sub-messages as written ("" if absent)
+  // the pieces other than unknown, control and byte ones, by their bytes (made to check that no two
+  // are equal; a BPE model built from the file uses it)
+  std::shared_ptr<PieceMap> unreserved;
 };
 
 // True when the Python reader accepts the bytes, with *out what it reads; false when it raises.

@@ -301,8 +301,10 @@ void PieceTrie::build(const std::vector<Key>& keys) {
 
 // ---- Model ---------------------------------------------------------------------------------------
 
-std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algorithm, bool byte_fallback,
-                                     const NormalizerSpec& normalizer, std::string* error) {
+std::unique_ptr<Model> Model::create(std::shared_ptr<const std::vector<Piece>> shared, Algorithm algorithm,
+                                     bool byte_fallback, const NormalizerSpec& normalizer, std::string* error,
+                                     std::shared_ptr<const PieceMap> unreserved) {
+  const std::vector<Piece>& pieces = *shared;
   std::unique_ptr<Model> m(new Model());
   std::vector<std::string> user_defined;
   for (const Piece& p : pieces)
@@ -311,8 +313,12 @@ std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algori
   m->algorithm_ = algorithm;
   m->byte_fallback_ = byte_fallback;
   for (auto& b : m->byte_ids_) b = -1;
+  // unigram: the trie's keys; BPE: the ids of the pieces to look up (the same pieces)
   std::vector<PieceTrie::Key> keys;
-  keys.reserve(pieces.size());
+  std::vector<uint32_t> bpe_ids;
+  const bool bpe = algorithm == Algorithm::kBpe, make_map = bpe && !unreserved;
+  if (!bpe) keys.reserve(pieces.size());
+  if (make_map) bpe_ids.reserve(pieces.size());
   m->min_score_ = FLT_MAX;
   m->max_score_ = FLT_MIN;
   for (size_t i = 0; i < pieces.size(); ++i) {
@@ -327,7 +333,8 @@ std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algori
         if (p.type == kUnused && algorithm == Algorithm::kBpe)
           return *error = "unused pieces in a BPE model are not supported", nullptr;
         // an unused piece stays in the trie as a plain path: sentencepiece skips it when found
-        keys.push_back({p.bytes, p.type == kUnused ? -1 : int32_t(i), p.score});
+        if (!bpe) keys.push_back({p.bytes, p.type == kUnused ? -1 : int32_t(i), p.score});
+        if (make_map) bpe_ids.push_back(uint32_t(i));
         break;
       case kUnknown:
         if (m->unk_id_ < 0) m->unk_id_ = int32_t(i);
@@ -348,7 +355,8 @@ std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algori
         // always preferred: the released package scores them (length in bytes - 1) x 0.1
         // (read from its machine code), above any normal piece's log probability
         if (p.bytes.empty()) return *error = "piece " + std::to_string(i) + " is empty", nullptr;
-        keys.push_back({p.bytes, int32_t(i), float(int(p.bytes.size()) - 1) * 0.1f});
+        if (!bpe) keys.push_back({p.bytes, int32_t(i), float(int(p.bytes.size()) - 1) * 0.1f});
+        if (make_map) bpe_ids.push_back(uint32_t(i));
         m->has_user_ = true;
         break;
       }
@@ -357,7 +365,7 @@ std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algori
     }
   }
   if (m->unk_id_ < 0) return *error = "the model has no unknown piece", nullptr;
-  m->trie_.build(keys);
+  if (!bpe) m->trie_.build(keys);
   if (m->has_user_) {
     std::vector<PieceTrie::Key> user_keys;
     for (const std::string& u : user_defined) user_keys.push_back({u, 0, 0.0f});
@@ -372,15 +380,61 @@ std::unique_ptr<Model> Model::create(std::vector<Piece> pieces, Algorithm algori
   if (byte_fallback)
     for (int b = 0; b < 256; ++b)
       if (m->byte_ids_[b] < 0) return *error = "byte fallback without a piece for every byte", nullptr;
-  m->pieces_ = std::move(pieces);
+  m->pieces_ = std::move(shared);
+  if (make_map) {
+    auto map = std::make_shared<PieceMap>();
+    map->build(pieces, bpe_ids);
+    unreserved = std::move(map);
+  }
+  if (bpe) {
+    m->bpe_pieces_ = std::move(unreserved);  // no unused pieces (refused above): the same pieces
+    m->bpe_scores_.resize(pieces.size());
+    for (size_t i = 0; i < pieces.size(); ++i) {  // user-defined pieces score as in the trie above
+      const Piece& p = pieces[i];
+      m->bpe_scores_[i] = p.type == kUserDefined ? float(int(p.bytes.size()) - 1) * 0.1f : p.score;
+    }
+    for (int c = 0; c < 128; ++c) {
+      const uint8_t b = uint8_t(c);
+      m->ascii_ids_[c] = m->bpe_id(&b, 1);
+    }
+  }
   return m;
 }
 
-int32_t Model::lookup(const uint8_t* s, size_t n) const {
-  int32_t node = 0;
-  for (size_t k = 0; k < n && node >= 0; ++k) node = trie_.child(node, s[k]);
-  return node < 0 ? -1 : trie_.id(node);
+bool PieceMap::build(const std::vector<Piece>& pieces, const std::vector<uint32_t>& ids) {
+  bool unique = true;
+  size_t cap = 16;
+  while (cap < 2 * ids.size()) cap <<= 1;  // at most half full
+  slots_.assign(cap, Slot{});
+  const size_t mask = cap - 1;
+  keys_.assign(pieces.size(), Key{});
+  std::vector<uint64_t> hashes(ids.size());
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const std::string& b = pieces[ids[k]].bytes;
+    const auto* bytes = reinterpret_cast<const uint8_t*>(b.data());
+    keys_[ids[k]] = Key{head_of(bytes, b.size()), b.size()};
+    hashes[k] = hash(keys_[ids[k]].head, bytes, b.size());
+  }
+  constexpr size_t kAhead = 16;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    if (k + kAhead < ids.size()) __builtin_prefetch(&slots_[hashes[k + kAhead] & mask], 1);
+    const uint32_t tag = tag_of(hashes[k]);
+    const std::string& b = pieces[ids[k]].bytes;
+    for (size_t i = hashes[k] & mask;; i = (i + 1) & mask) {
+      Slot& slot = slots_[i];
+      if (slot.tag == 0) {
+        slot = Slot{tag, ids[k]};
+        break;
+      }
+      if (slot.tag == tag && pieces[slot.id].bytes == b) {  // a duplicate: the first stays
+        unique = false;
+        break;
+      }
+    }
+  }
+  return unique;
 }
+
 
 void Model::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
   thread_local std::string normalized;
@@ -508,14 +562,14 @@ void Model::bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const {
   struct Symbol {
     uint32_t begin, len;
     int32_t prev, next;
-    int32_t node;  // the trie node of the symbol's bytes (-1: not a prefix of any piece)
-    bool freeze;   // a user-defined symbol: never merged
+    int32_t id;   // the piece the symbol's bytes are (-1: none)
+    bool freeze;  // a user-defined symbol: never merged
   };
   struct Pair {
     float score;
     int32_t left, right;
     uint32_t size;
-    int32_t node;  // trie node of the concatenation
+    int32_t id;  // the piece of the concatenation
   };
   // the agenda's order: higher score first, then the leftmost
   auto worse = [](const Pair& a, const Pair& b) {
@@ -530,10 +584,8 @@ void Model::bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const {
     const bool freeze = len > 0;
     if (!len) len = std::min(utf8_len(s[pos]), n - pos);
     int32_t index = int32_t(symbols.size());
-    int32_t node = 0;
-    for (size_t k = pos; k < pos + len && node >= 0; ++k) node = trie_.child(node, s[k]);
-    symbols.push_back(
-        Symbol{uint32_t(pos), uint32_t(len), index - 1, pos + len < n ? index + 1 : -1, node, freeze});
+    const int32_t id = len == 1 && s[pos] < 0x80 ? ascii_ids_[s[pos]] : bpe_id(s + pos, len);
+    symbols.push_back(Symbol{uint32_t(pos), uint32_t(len), index - 1, pos + len < n ? index + 1 : -1, id, freeze});
     pos += len;
   }
   if (symbols.empty()) return;
@@ -541,12 +593,9 @@ void Model::bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const {
     if (left < 0 || right < 0) return;
     const Symbol &l = symbols[size_t(left)], &r = symbols[size_t(right)];
     if (l.freeze || r.freeze) return;
-    int32_t node = l.node;  // walk on from the left symbol's node over the right symbol's bytes
-    for (uint32_t k = r.begin; k < r.begin + r.len && node >= 0; ++k) node = trie_.child(node, s[k]);
-    if (node < 0) return;
-    int32_t id = trie_.id(node);
+    const int32_t id = bpe_id(s + l.begin, l.len + r.len);  // the two symbols are adjacent bytes
     if (id < 0) return;
-    agenda.push_back(Pair{trie_.score(node), left, right, l.len + r.len, node});
+    agenda.push_back(Pair{bpe_score(id), left, right, l.len + r.len, id});
     std::push_heap(agenda.begin(), agenda.end(), worse);
   };
   for (size_t i = 1; i < symbols.size(); ++i) maybe_add(int32_t(i - 1), int32_t(i));
@@ -557,7 +606,7 @@ void Model::bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const {
     Symbol &l = symbols[size_t(top.left)], &r = symbols[size_t(top.right)];
     if (l.len == 0 || r.len == 0 || l.len + r.len != top.size) continue;  // stale
     l.len += r.len;
-    l.node = top.node;
+    l.id = top.id;
     l.next = r.next;
     if (r.next >= 0) symbols[size_t(r.next)].prev = top.left;
     r.len = 0;
@@ -566,8 +615,7 @@ void Model::bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const {
   }
   for (int32_t i = 0; i != -1; i = symbols[size_t(i)].next) {
     const Symbol& sym = symbols[size_t(i)];
-    int32_t id = sym.node < 0 ? -1 : trie_.id(sym.node);
-    out.push_back(Span{sym.begin, sym.begin + sym.len, uint32_t(id < 0 ? unk_id_ : id)});
+    out.push_back(Span{sym.begin, sym.begin + sym.len, uint32_t(sym.id < 0 ? unk_id_ : sym.id)});
   }
 }
 
@@ -630,7 +678,7 @@ double Model::expected_counts(const std::vector<std::string>& words, const std::
   // the same whatever the number of threads that run the chunks.
   const size_t chunks = std::min<size_t>(8, std::max<size_t>(1, words.size() / 4096));
   const size_t threads = std::max<size_t>(1, std::min<size_t>(std::thread::hardware_concurrency(), chunks));
-  std::vector<std::vector<double>> partial(chunks, std::vector<double>(pieces_.size(), 0.0));
+  std::vector<std::vector<double>> partial(chunks, std::vector<double>(pieces_->size(), 0.0));
   std::vector<double> totals(chunks, 0.0);
   auto work = [&](size_t c) {
     std::vector<Arc> arcs;
@@ -661,7 +709,7 @@ double Model::expected_counts(const std::vector<std::string>& words, const std::
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(run);
   run();
   for (auto& t : pool) t.join();
-  counts.assign(pieces_.size(), 0.0);
+  counts.assign(pieces_->size(), 0.0);
   double total = 0;
   for (size_t t = 0; t < chunks; ++t) {
     total += totals[t];
@@ -672,8 +720,8 @@ double Model::expected_counts(const std::vector<std::string>& words, const std::
 
 void Model::viterbi_counts(const std::vector<std::string>& words, const std::vector<double>& freqs,
                            std::vector<double>& counts, std::vector<double>& word_freq) const {
-  counts.assign(pieces_.size(), 0.0);
-  word_freq.assign(pieces_.size(), 0.0);
+  counts.assign(pieces_->size(), 0.0);
+  word_freq.assign(pieces_->size(), 0.0);
   std::vector<Span> spans;
   std::vector<uint32_t> seen;
   for (size_t w = 0; w < words.size(); ++w) {
@@ -691,12 +739,12 @@ void Model::viterbi_counts(const std::vector<std::string>& words, const std::vec
 }
 
 std::vector<std::vector<int32_t>> Model::alternatives() const {
-  std::vector<std::vector<int32_t>> out(pieces_.size());
+  std::vector<std::vector<int32_t>> out(pieces_->size());
   std::vector<Arc> arcs;
   std::vector<double> best;
   std::vector<const Arc*> from;
-  for (size_t i = 0; i < pieces_.size(); ++i) {
-    const Piece& p = pieces_[i];
+  for (size_t i = 0; i < pieces_->size(); ++i) {
+    const Piece& p = (*pieces_)[i];
     if (p.type != kNormal) continue;
     const uint8_t* s = reinterpret_cast<const uint8_t*>(p.bytes.data());
     const size_t n = p.bytes.size();

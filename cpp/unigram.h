@@ -5,12 +5,15 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "hash_maps.h"
 
 namespace tokenforge {
 namespace spm {
@@ -93,6 +96,69 @@ struct Piece {
   uint8_t type = kNormal;
 };
 
+// Piece bytes -> id, for sentencepiece's BPE (which keeps a hash map of the pieces: a merge looks
+// up the concatenation of two symbols; a trie makes those walks incremental but costs more to build
+// than the rest of loading). A slot is 8 bytes (the id and 32 bits of the key's seeded hash), so
+// 32k pieces take 512 KiB; where those bits agree, the key is checked against the piece's length
+// and first 8 bytes, kept in two compact arrays (reading the piece itself missed the cache), and
+// only a longer key compares the rest. Building computes every hash first and prefetches each
+// key's slot a few keys ahead: inserting one key after the other waited on memory.
+class PieceMap {
+ public:
+  // The pieces ids[0], ids[1], ... by their bytes; of equal bytes, the first wins. Returns false
+  // when some bytes were equal.
+  bool build(const std::vector<Piece>& pieces, const std::vector<uint32_t>& ids);
+  // The id of the piece s[0, n), or -1. `pieces` is the vector given to build().
+  int32_t find(const std::vector<Piece>& pieces, const uint8_t* s, size_t n) const {
+    if (slots_.empty()) return -1;
+    const uint64_t head = head_of(s, n);
+    const uint64_t h = hash(head, s, n);
+    const uint32_t tag = tag_of(h);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& slot = slots_[i];
+      if (slot.tag == 0) return -1;
+      if (slot.tag == tag && keys_[slot.id].len == n && keys_[slot.id].head == head &&
+          (n <= 8 || std::memcmp(pieces[slot.id].bytes.data() + 8, s + 8, n - 8) == 0))
+        return int32_t(slot.id);
+    }
+  }
+
+ private:
+  struct Slot {
+    uint32_t tag = 0;  // 0: empty
+    uint32_t id = 0;
+  };
+  static uint32_t tag_of(uint64_t h) { return uint32_t(h >> 32) | 1; }
+  // The first min(n, 8) bytes of s, zero-padded.
+  static uint64_t head_of(const uint8_t* s, size_t n) {
+    uint64_t w = 0;
+    if (n >= 8) {
+      std::memcpy(&w, s, 8);
+    } else if (n >= 4) {  // two overlapping 4-byte reads
+      uint32_t lo, hi;
+      std::memcpy(&lo, s, 4);
+      std::memcpy(&hi, s + n - 4, 4);
+      w = lo | uint64_t(hi) << (8 * (n - 4));
+    } else if (n > 0) {
+      w = s[0] | uint64_t(s[n / 2]) << (8 * (n / 2)) | uint64_t(s[n - 1]) << (8 * (n - 1));
+    }
+    return w;
+  }
+  // The seeded hash of s[0, n) whose head_of is `head`: one keyed multiply for up to 8 bytes (most
+  // merge candidates), hash_bytes for longer keys.
+  static uint64_t hash(uint64_t head, const uint8_t* s, size_t n) {
+    if (n > 8) return hash_bytes(s, n);
+    return hash_mum(head ^ kHashSecret.s0, uint64_t(n) ^ kHashSecret.s1);
+  }
+  struct Key {
+    uint64_t head = 0;        // head_of the piece's bytes
+    uint64_t len = SIZE_MAX;  // its length (ids not in the map: SIZE_MAX, no key has it)
+  };
+  std::vector<Slot> slots_;
+  std::vector<Key> keys_;  // by id
+};
+
 // A span of normalized text and the id it became (the unknown id for unknown characters).
 struct Span {
   uint32_t begin, end, id;
@@ -100,8 +166,12 @@ struct Span {
 
 class Model {
  public:
-  static std::unique_ptr<Model> create(std::vector<Piece> pieces, Algorithm algorithm, bool byte_fallback,
-                                       const NormalizerSpec& normalizer, std::string* error);
+  // pieces: shared, not copied (a parsed .model file keeps them to answer for their texts).
+  // unreserved: if not null, the pieces other than unknown, control and byte ones by their bytes,
+  // all different (a parsed .model file has made it to check that): a BPE model uses it as it is.
+  static std::unique_ptr<Model> create(std::shared_ptr<const std::vector<Piece>> pieces, Algorithm algorithm,
+                                       bool byte_fallback, const NormalizerSpec& normalizer, std::string* error,
+                                       std::shared_ptr<const PieceMap> unreserved = nullptr);
 
   void normalize(const uint8_t* s, size_t n, std::string& out) const { normalizer_.normalize(s, n, out); }
   // Normalizes and encodes: the ids of sentencepiece's `encode`.
@@ -126,7 +196,7 @@ class Model {
   // removing it would cost, for pruning.
   std::vector<std::vector<int32_t>> alternatives() const;
 
-  size_t size() const { return pieces_.size(); }
+  size_t size() const { return pieces_->size(); }
   int32_t unk_id() const { return unk_id_; }
 
  private:
@@ -139,12 +209,16 @@ class Model {
   void bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const;
   void bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const;
   void lattice(const uint8_t* s, size_t n, std::vector<Arc>& arcs) const;  // arcs in (begin, end) order
-  int32_t lookup(const uint8_t* s, size_t n) const;                           // piece id in the trie, or -1
+  // BPE: the id of the piece s[0, n) (normal or user-defined; the first of duplicates), or -1
+  int32_t bpe_id(const uint8_t* s, size_t n) const { return bpe_pieces_->find(*pieces_, s, n); }
+  float bpe_score(int32_t id) const { return bpe_scores_[size_t(id)]; }
 
-  std::vector<Piece> pieces_;
+  std::shared_ptr<const std::vector<Piece>> pieces_;
   Algorithm algorithm_ = Algorithm::kUnigram;
   Normalizer normalizer_;
-  PieceTrie trie_;
+  PieceTrie trie_;  // unigram: the Viterbi lattice walks it
+  std::shared_ptr<const PieceMap> bpe_pieces_;  // BPE: the normal and user-defined pieces
+  std::vector<float> bpe_scores_;                // BPE: their scores by id, as the trie would hold them
   int32_t unk_id_ = -1;
   bool byte_fallback_ = false;
   // BPE: true when no piece has a `▁` after its first character; then no merge crosses the start
@@ -154,6 +228,7 @@ class Model {
   PieceTrie user_;
   uint64_t serial_ = 0;  // unique per model: keys the per-thread word caches (addresses are reused)
   int32_t byte_ids_[256];
+  int32_t ascii_ids_[128];  // BPE: the piece of each ASCII character, or -1 (most first symbols)
   float min_score_ = 0, max_score_ = 0;
 };
 

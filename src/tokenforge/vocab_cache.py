@@ -87,6 +87,11 @@ def _not_found(url: str, sha256: str, where: Path, why: str) -> VocabularyNotFou
 
 def parse_tiktoken_bpe(contents: bytes, source: str = "<tiktoken file>") -> dict[bytes, int]:
     """Parses a .tiktoken file: one `base64(token) rank` per line."""
+    from . import _core
+
+    fast = _core.parse_tiktoken(bytes(contents))  # None unless well formed: the loop then reads the file
+    if fast is not None:
+        return fast
     ranks: dict[bytes, int] = {}
     for lineno, line in enumerate(contents.splitlines(), 1):
         if not line:

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 import zlib
 from pathlib import Path
 
 from ._common import fail, parse_json
 
+_NOT_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # bytes.lstrip()'s whitespace
 MAX_GUNZIPPED = 1 << 28  # 256 MiB: a .gz that unpacks past this is refused (a gzip bomb), the largest real tokenizer files are ~30 MB
 
 
@@ -118,17 +120,19 @@ def sniff(path, data: bytes) -> tuple[str, object]:
     """(the kind of file, its parsed JSON or None), by content; ValueError if no format fits."""
     from . import bert_vocab, bpe_files, clip, listing, sentencepiece_model, tiktoken_bpe
 
-    head = data.lstrip()
-    if not head:
+    text = _NOT_SPACE.search(data)  # where the text starts (data.lstrip() copied a binary file that starts with \n)
+    if text is None:
         fail(path, None, "the file is empty")
-    if head.startswith(b"[") and bert_vocab.looks_like(data):  # "[PAD]" on the first line is not JSON
+    start = text.start()
+    if data.startswith(b"[", start) and bert_vocab.looks_like(data):  # "[PAD]" on the first line is not JSON
         return "bert_vocab", None
-    if head.startswith((b"{", b"[")):
+    if data.startswith((b"{", b"["), start):
         obj = parse_json(data, path)
         return _sniff_json(path, obj), obj
     if sentencepiece_model.looks_like(data):
         return "sentencepiece", None
-    first = head.split(b"\n", 1)[0].rstrip(b"\r")
+    end = data.find(b"\n", start)
+    first = data[start : end if end >= 0 else len(data)].rstrip(b"\r")
     if first.startswith(listing.HEADER.encode()):
         return "listing", None
     if tiktoken_bpe.looks_like(first):

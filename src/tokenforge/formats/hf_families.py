@@ -145,6 +145,9 @@ def _load(path, obj, **overrides):
 def _vocab(source, vocab) -> dict[str, int]:
     if not isinstance(vocab, dict):
         fail(source, "model.vocab", "missing or not an object")
+    ids = vocab.values()
+    if "" not in vocab and (not ids or (set(map(type, ids)) == {int} and min(ids) >= 0 and len(set(ids)) == len(ids))):
+        return dict(vocab)  # checked as whole columns; the loop below names what is wrong
     seen: dict[int, str] = {}
     for s, i in vocab.items():
         where = f"model.vocab[{s!r}]"

@@ -21,15 +21,24 @@ class Model:
 
     def __init__(self, vocab: Mapping[str, int], special_tokens: Iterable[str] = ()):
         vocab = dict(vocab)
-        ids = {}
-        for t, i in vocab.items():
-            if not isinstance(t, str) or not t:
-                raise TypeError(f"vocabulary tokens must be non-empty str, got {t!r}")
-            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32 - 1:
-                raise ValueError(f"token {t!r} has an invalid id {i!r}")
-            if i in ids:
-                raise ValueError(f"tokens {ids[i]!r} and {t!r} have the same id {i}")
-            ids[i] = t
+        values = vocab.values()
+        # checked as whole columns (a 30k vocabulary: 10 ms of loop); the loop names what is wrong
+        ids = None
+        if not vocab or (set(map(type, values)) == {int} and set(map(type, vocab)) == {str} and "" not in vocab
+                         and min(values) >= 0 and max(values) < 2**32 - 1):
+            ids = dict(zip(values, vocab))
+            if len(ids) != len(vocab):
+                ids = None
+        if ids is None:
+            ids = {}
+            for t, i in vocab.items():
+                if not isinstance(t, str) or not t:
+                    raise TypeError(f"vocabulary tokens must be non-empty str, got {t!r}")
+                if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32 - 1:
+                    raise ValueError(f"token {t!r} has an invalid id {i!r}")
+                if i in ids:
+                    raise ValueError(f"tokens {ids[i]!r} and {t!r} have the same id {i}")
+                ids[i] = t
         self.vocab = vocab
         self._by_id = ids
         self.special_tokens = [s for s in special_tokens if s in vocab]

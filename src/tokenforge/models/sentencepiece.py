@@ -45,9 +45,9 @@ class SentencePiece:
             raise ValueError(f"unknown SentencePiece model type {model.model_type!r}")
         self.model = model
         self.algorithm = ALGORITHMS[model.model_type]
-        texts, _, types = mf.columns(model.pieces)
-        self._pieces = texts
-        self._types = types
+        pieces = model.pieces
+        self._table = pieces if isinstance(pieces, mf.PieceTable) else None  # read natively: texts on first use
+        self._types = types = pieces.types if self._table is not None else bytes(p.type for p in pieces)
         self._scans = 0
         unk = types.find(UNKNOWN)
         if unk < 0:
@@ -55,18 +55,29 @@ class SentencePiece:
         self.unk_id = unk
         self.byte_ids: dict[int, int] = {}
         for i in _indices(types, BYTE):
-            m = _BYTE_PIECE.fullmatch(texts[i])
+            m = _BYTE_PIECE.fullmatch(self._text(i))
             if m:
                 self.byte_ids[int(m.group(1), 16)] = i
         native_type = model.model_type if model.model_type in (mf.UNIGRAM, mf.BPE) else mf.UNIGRAM
-        if isinstance(model.pieces, mf.PieceTable):
-            pieces = model.pieces.proto  # read natively: the pieces stay native
+        if self._table is not None:
+            pieces = self._table.proto  # the pieces stay native
         else:
-            pieces = [(p.piece.encode("utf-8"), p.score, p.type) for p in model.pieces]
+            pieces = [(p.piece.encode("utf-8"), p.score, p.type) for p in pieces]
         self._native = _core.SentencePieceModel(
             pieces, native_type, model.byte_fallback, model.precompiled_charsmap, model.add_dummy_prefix,
             model.remove_extra_whitespaces, model.escape_whitespaces, model.treat_whitespace_as_suffix,
         )
+
+    @cached_property
+    def _pieces(self) -> list[str]:
+        """The text of each piece, made on first use (encoding never needs them)."""
+        return self._table.texts if self._table is not None else [p.piece for p in self.model.pieces]
+
+    def _text(self, i: int) -> str:
+        """The text of piece i, without making the list of all of them."""
+        if self._table is not None and "_pieces" not in self.__dict__:
+            return self._table.text(i)
+        return self._pieces[i]
 
     @cached_property
     def _ids(self) -> dict[str, int]:
@@ -77,6 +88,8 @@ class SentencePiece:
 
     def first_id(self, text: str) -> int | None:
         """token_to_id without the table (a scan of the texts in C): for a few lookups."""
+        if self._table is not None and "_pieces" not in self.__dict__:
+            return self._table.find(text)
         try:
             return self._pieces.index(text)
         except ValueError:
@@ -144,7 +157,7 @@ class SentencePiece:
 
     @property
     def vocab_size(self) -> int:
-        return len(self._pieces)
+        return len(self._types)
 
     def token_to_id(self, token: str) -> int | None:
         if "_ids" in self.__dict__ or self._scans >= 8:
@@ -153,7 +166,7 @@ class SentencePiece:
         return self.first_id(token)
 
     def id_to_token(self, i: int) -> str | None:
-        return self._pieces[i] if isinstance(i, int) and 0 <= i < len(self._pieces) else None
+        return self._text(i) if isinstance(i, int) and 0 <= i < len(self._types) else None
 
     def tokens_of(self, ids) -> list[str]:
         out = []
@@ -173,7 +186,7 @@ class SentencePiece:
 
     @property
     def special_tokens(self) -> list[str]:
-        return [self._pieces[i] for i in _indices(self._types, CONTROL)]
+        return [self._text(i) for i in _indices(self._types, CONTROL)]
 
     def control_ids(self) -> list[int]:
         return _indices(self._types, CONTROL)

@@ -51,10 +51,12 @@ class WordPiece(NativeWordModel):
         if unk_token not in self.special_tokens:
             self.special_tokens.append(unk_token)
         # Special tokens are never matched inside text (a literal "[UNK]" word is encoded as text).
-        specials = set(self.special_tokens)
-        matchable = [(i, t) for t, i in self.vocab.items() if t not in specials]
-        self._native = _core.WordPiece(matchable, self.prefix, self.unk_id, max_input_chars_per_word)
-        self._matchable = {t: i for i, t in matchable}
+        matchable = dict(self.vocab)
+        for t in self.special_tokens:
+            matchable.pop(t, None)
+        self._native = _core.WordPiece(list(zip(matchable.values(), matchable)), self.prefix, self.unk_id,
+                                       max_input_chars_per_word)
+        self._matchable = matchable  # token -> id, for the reference below
 
     # -- encoding ---------------------------------------------------------------------------------
     def encode_word_reference(self, word: str) -> list[int]:

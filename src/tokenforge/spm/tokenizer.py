@@ -38,8 +38,8 @@ class SentencePieceTokenizer(Tokenizer):
 
     def __init__(self, model: ModelFile, *, name: str = "sentencepiece", **options):
         stage = model if isinstance(model, SentencePiece) else SentencePiece(model)
-        texts = stage._pieces
-        options.setdefault("special_tokens", {texts[i]: i for i in stage.control_ids() if texts[i]})
+        controls = {stage.id_to_token(i): i for i in stage.control_ids()}
+        options.setdefault("special_tokens", {t: i for t, i in controls.items() if t})
         options.setdefault("allowed_special", frozenset())
         options.setdefault("disallowed_special", ())
         options.setdefault("skip_special_tokens", True)

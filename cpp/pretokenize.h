@@ -102,6 +102,53 @@ inline size_t o200k_word(const uint8_t* s, size_t n, size_t i) {
   return e;
 }
 
+// The pieces that are not words, over ASCII, for cl100k (Cl100k true) and o200k: digits
+// `\p{N}{1,3}`, punctuation ` ?[^\s\p{L}\p{N}]+` then `[\r\n]*` (cl100k) or `[\r\n/]*` (o200k),
+// and runs of whitespace (the branches `\s++$`, `\s*[\r\n]`, `\s+(?!\S)`, `\s`, in each pattern's
+// order, as whitespace_piece in pretokenize.cc). Called where the word path found no word; 0
+// hands over to the full scanner whenever a byte that decides the piece is not ASCII (a non-ASCII
+// digit, mark, letter or space could extend or change it) and at an apostrophe (contractions).
+inline bool other(uint8_t b) { return b < 0x80 && !(kAsciiClass[b] & (kLetter | kNumber | kSpace)); }
+inline bool space(uint8_t b) { return b < 0x80 && (kAsciiClass[b] & kSpace); }
+
+template <bool Cl100k>
+inline size_t non_word(const uint8_t* s, size_t n, size_t i) {
+  uint8_t b = s[i];
+  if (b >= 0x80 || b == '\'' || (i + 1 < n && s[i + 1] >= 0x80)) return 0;
+  if (unsigned(b - '0') < 10u) {
+    size_t e = i + 1;
+    while (e < n && e < i + 3 && unsigned(s[e] - '0') < 10u) ++e;
+    return e < i + 3 && e < n && s[e] >= 0x80 ? 0 : e;
+  }
+  size_t j = b == ' ' && i + 1 < n && other(s[i + 1]) ? i + 1 : i;
+  if (other(s[j])) {
+    size_t e = j + 1;
+    while (e < n && other(s[e])) ++e;
+    while (e < n && (s[e] == '\r' || s[e] == '\n' || (!Cl100k && s[e] == '/'))) ++e;
+    return e < n && s[e] >= 0x80 ? 0 : e;
+  }
+  if (!space(b)) return 0;
+  size_t e = i, last_crlf_end = 0;
+  while (e < n && space(s[e])) {
+    ++e;
+    if (s[e - 1] == '\r' || s[e - 1] == '\n') last_crlf_end = e;
+  }
+  if (e < n && s[e] >= 0x80) return 0;
+  if (!Cl100k && last_crlf_end) return last_crlf_end;  // o200k: \s*[\r\n]+ before the end of text
+  if (e == n) return n;
+  if (Cl100k && last_crlf_end) return last_crlf_end;
+  return e - 1 > i ? e - 1 : e;  // \s+(?!\S) leaves the last space to the next piece; else \s
+}
+
+inline size_t cl100k_piece(const uint8_t* s, size_t n, size_t i) {
+  if (size_t e = cl100k_word(s, n, i)) return e;
+  return letter(s[word_start(s, n, i)]) ? 0 : non_word<true>(s, n, i);
+}
+inline size_t o200k_piece(const uint8_t* s, size_t n, size_t i) {
+  if (size_t e = o200k_word(s, n, i)) return e;
+  return letter(s[word_start(s, n, i)]) ? 0 : non_word<false>(s, n, i);
+}
+
 }  // namespace ascii_fast
 
 template <size_t (*Fast)(const uint8_t*, size_t, size_t), class F>
@@ -117,8 +164,8 @@ void for_each_piece_fast(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
 // Calls f(begin, end) for every piece of s[0..n), in order.
 template <class F>
 void for_each_piece(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
-  if (scan == scanner_for(SplitPattern::kCl100k)) return for_each_piece_fast<ascii_fast::cl100k_word>(scan, s, n, f);
-  if (scan == scanner_for(SplitPattern::kO200k)) return for_each_piece_fast<ascii_fast::o200k_word>(scan, s, n, f);
+  if (scan == scanner_for(SplitPattern::kCl100k)) return for_each_piece_fast<ascii_fast::cl100k_piece>(scan, s, n, f);
+  if (scan == scanner_for(SplitPattern::kO200k)) return for_each_piece_fast<ascii_fast::o200k_piece>(scan, s, n, f);
   for (size_t i = 0; i < n;) {
     size_t e = scan(s, n, i);
     f(i, e);

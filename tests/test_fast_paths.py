@@ -1,5 +1,5 @@
-"""The encoder's fast paths against the slow ones they shortcut: the scanners' ASCII word runs
-(classified 16 bytes at a time with SSE2) against `regex`, and the special-token search's skip to
+"""The encoder's fast paths against the slow ones they shortcut: the scanners' ASCII paths (word
+runs classified 16 bytes at a time with SSE2; digits, punctuation and whitespace) against `regex`, and the special-token search's skip to
 a possible first byte (memchr, or 16 bytes at a time) against a leftmost-longest reference.
 
 Words of every length cross the 16-byte blocks at every alignment, and end at the text's end or
@@ -16,13 +16,15 @@ from tokenforge import Tokenizer, _core, patterns
 
 _WORD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _SEPARATORS = [" ", "  ", "\n", "'s", "'LL", ".", ", ", "1", "123 ", "é", "É", "\u0301", "ǅ", "中", "ʰ",
-               "\u00a0", "@", "[", "`", "{", "\x7f", "\x00", "’", "—", "😀", "ſ", "-", "\t"]
+               "\u00a0", "@", "[", "`", "{", "\x7f", "\x00", "’", "—", "😀", "ſ", "-", "\t", "/", "\r\n", "//",
+               "...", "\n\n    ", "    ", "'", "12345", "\x1c", "\x0b", " (", ")\n", " 1", "٣", "²", " \u3000",
+               "\n\u00a0", "!\u2014", ".\r", ":/\n/", " \n "]
 
 
 def _ascii_heavy_text():
     word = st.text(alphabet=st.sampled_from(_WORD_CHARS), max_size=40)
     piece = st.tuples(word, st.sampled_from(_SEPARATORS)).map("".join)
-    return st.tuples(st.text(alphabet=st.sampled_from(" \n."), max_size=15), st.lists(piece, max_size=12),
+    return st.tuples(st.text(alphabet=st.sampled_from(" \n.1\t/"), max_size=15), st.lists(piece, max_size=12),
                      word).map(lambda t: t[0] + "".join(t[1]) + t[2])
 
 

@@ -127,8 +127,10 @@ def libraries(name: str) -> dict:
 
 def slices(text: str, size: int, rounds: int, fresh: int, kinds: int = 1):
     """Per output kind, per round: (warm-up slice, `fresh` slices), no slice used twice. When the
-    text is too small, `fresh` shrinks (at least one fresh slice per round and kind)."""
+    text is too small, first the rounds, then `fresh` shrink (at least one round of a warm-up
+    and one fresh slice per kind)."""
     parts = [text[i:i + size] for i in range(0, len(text) - size + 1, size)]
+    rounds = max(1, min(rounds, len(parts) // ((fresh + 1) * kinds)))
     fresh = min(fresh, len(parts) // (rounds * kinds) - 1)
     if fresh < 1:
         raise SystemExit(f"corpus too small for {rounds} rounds x {kinds} kinds of 2 slices of {size} characters; "
@@ -198,8 +200,8 @@ def real_text_table(args) -> None:
             peers_np = [v for (l, k), v in speed.items() if l != "tokenforge" and k == "numpy"]
             ratio_list = speed["tokenforge", "list"] / max(peers_list)
             ratio_np = f"x{speed['tokenforge', 'numpy'] / max(peers_np):.2f}" if peers_np else "-"
-            used = len(per_kind["list"][0][1])
-            note = f" ({used} fresh)" if used < args.fresh else ""
+            used, used_rounds = len(per_kind["list"][0][1]), len(per_kind["list"])
+            note = f" ({used_rounds} x {used} fresh)" if used < args.fresh or used_rounds < args.rounds else ""
             print(f"| {name.split('_')[0]} {corpus_name}{note} | {cell('tokenforge')} | {cell('gigatoken')} | "
                   f"{cell('fastokens', ('list',))} | {cell('tiktoken', ('list',))} | x{ratio_list:.2f} / {ratio_np} |",
                   flush=True)

@@ -1,6 +1,8 @@
 // The `tokenforge._core` module: one binding file per model (encoder.cpp, training.cpp,
 // sentencepiece.cpp, other_models.cpp; byte_level_files.cpp reads JSON vocabularies) over the C++
 // core in cpp/, which knows nothing of Python.
+#include <cstdlib>
+
 #include "common.h"
 
 namespace nb = nanobind;
@@ -10,6 +12,7 @@ void bind_training(nb::module_& m);
 void bind_sentencepiece(nb::module_& m);
 void bind_other_models(nb::module_& m);
 void bind_byte_level_files(nb::module_& m);
+void bind_split_sequence(nb::module_& m);
 
 NB_MODULE(_core, m) {
   m.doc() = "tokenforge's native core: split patterns, byte-pair encoding, special tokens, training.";
@@ -18,4 +21,12 @@ NB_MODULE(_core, m) {
   bind_sentencepiece(m);
   bind_other_models(m);
   bind_byte_level_files(m);
+  bind_split_sequence(m);
+  // nanobind reports objects still alive when the interpreter exits as "leaked". Python itself
+  // never frees what a daemon thread or a reference cycle in a module holds at exit (a tokenizer
+  // held by a server thread, say), so users would see that report for correct programs. It is a
+  // tool for finding reference-count bugs in the bindings: on with TOKENFORGE_LEAK_WARNINGS=1
+  // (the hardening tests set it).
+  const char* leak_warnings = std::getenv("TOKENFORGE_LEAK_WARNINGS");
+  nb::set_leak_warnings(leak_warnings != nullptr && leak_warnings[0] == '1');
 }

@@ -436,6 +436,43 @@ def test_no_leak_report_at_exit_after_registry_use():
         except ValueError as err:
             kept = err
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    # nanobind's own check on: it must find nothing left of what the registry held
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "TOKENFORGE_LEAK_WARNINGS": "1"})
     assert out.returncode == 0, out.stderr[-2000:]
     assert "leak" not in out.stderr, out.stderr[-2000:]
+
+
+def test_no_leak_report_at_exit_for_a_tokenizer_a_daemon_thread_holds():
+    # A tokenizer that a daemon thread (a server, say) still holds at exit is never freed by
+    # Python: that is no bug in the bindings, and users see no "nanobind: leaked" report for it.
+    code = textwrap.dedent("""
+        import threading, time, tokenforge
+        tok = tokenforge.Tokenizer.from_ranks({bytes([i]): i for i in range(256)}, pattern="gpt2")
+        threading.Thread(target=lambda t=tok: time.sleep(60), daemon=True).start()
+        print(tok.encode("hello"))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={k: v for k, v in os.environ.items() if k != "TOKENFORGE_LEAK_WARNINGS"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "leak" not in out.stderr, out.stderr[-2000:]
+    # ... and the check is still there for whoever looks for reference-count bugs
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "TOKENFORGE_LEAK_WARNINGS": "1"})
+    assert "nanobind: leaked" in out.stderr, out.stderr[-2000:]
+
+
+def test_shard_index_naming_a_missing_file_is_a_value_error(tmp_path):
+    # found by fuzz/fuzz_dataset_files.py: FileNotFoundError from deep inside, not naming the index
+    from tokenforge import dataset
+
+    text = tmp_path / "a.txt"
+    text.write_text("one document\nand another\n", encoding="utf-8")
+    tok = tokenforge.Tokenizer.from_ranks({bytes([i]): i for i in range(256)}, pattern="gpt2",
+                                          special_tokens={"<|endoftext|>": 256})
+    folder = tmp_path / "shards"
+    dataset.encode_files(tok, [text], folder, shard_size=16)
+    assert len(dataset.read_shards(folder)) > 0
+    (folder / json.loads((folder / "index.json").read_text())["shards"][0]["file"]).unlink()
+    with pytest.raises(ValueError, match=r"index\.json names train-000000\.bin, which is missing"):
+        dataset.read_shards(folder)

@@ -14,7 +14,12 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FUZZ = ROOT / "fuzz"
 REGRESSIONS = ROOT / "tests" / "regressions"
-TARGETS = ["fuzz_load", "fuzz_encode", "fuzz_decode", "fuzz_model_file"]
+TARGETS = ["fuzz_load", "fuzz_encode", "fuzz_decode", "fuzz_model_file", "fuzz_server_request",
+           "fuzz_dataset_files"]
+# Structure-aware server inputs (fuzz_server_request.request_bytes): a POST, a GET with a body, a
+# HEAD, a pipelined second request; and a raw request line.
+SERVER_SEEDS = [b"\x01hello world", b"\x03x", b"\x05x", b"\x21two requests", b"\x09short", b"\x19twice",
+                b"\x80GET /api/tokenizers HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"]
 SECONDS = int(os.environ.get("FUZZ_SECONDS", "8"))
 
 sys.path.insert(0, str(FUZZ))
@@ -46,6 +51,14 @@ def _seeds(target: str, folder: pathlib.Path) -> None:
 
         for n, model in enumerate(fuzz_model_file.seed_models()):
             (folder / f"seed-{n}").write_bytes(model)
+    elif target == "fuzz_server_request":
+        for n, seed in enumerate(SERVER_SEEDS):
+            (folder / f"seed-{n}").write_bytes(seed)
+    elif target == "fuzz_dataset_files":
+        import fuzz_dataset_files
+
+        for n, seed in enumerate(fuzz_dataset_files.seed_inputs()):
+            (folder / f"seed-{n}").write_bytes(seed)
     else:
         (folder / "seed").write_bytes(bytes([1]) + b"".join(bytes([k]) + (300 + k).to_bytes(4, "little") for k in range(8)))
     for p in (REGRESSIONS / target).glob("*"):
@@ -92,6 +105,10 @@ def test_targets_on_hypothesis_inputs(target):
         seeds = _common.seed_inputs()
     elif target == "fuzz_model_file":
         seeds = module.seed_models()
+    elif target == "fuzz_server_request":
+        seeds = SERVER_SEEDS
+    elif target == "fuzz_dataset_files":
+        seeds = module.seed_inputs()
     else:
         seeds = [b"\x00\x01\x00\x07Hello <|endoftext|> \xed\xa0\x80"]
     inputs = st.one_of(

@@ -365,6 +365,7 @@ def _verdict(row) -> str:
 
 
 RUN_DATE = None  # when the results were measured (set when rendering saved results)
+UPDATED = None  # with --update: (the sections run now, the date of the run the others come from)
 
 
 def report(sections: dict, args, started: float) -> str:
@@ -378,6 +379,9 @@ def report(sections: dict, args, started: float) -> str:
         "smaller sizes, without timing.",
         "",
     ]
+    if UPDATED:
+        kept = "; ".join(f"{name} from {date[:16].replace('T', ' ')} UTC" for name, date in sorted(UPDATED[1].items()))
+        out[-1:] = [f"Sections run now: {', '.join(sorted(UPDATED[0]))}; kept from earlier runs (`--update`): {kept}.", ""]
     if "growth" in sections:
         out += [
             "## Adversarial input: time and memory at n and 4n",
@@ -449,6 +453,8 @@ def main(argv=None) -> int:
     p.add_argument("--only", default="growth,fuzz,leak,asan,attacks", help="comma-separated: growth, fuzz, leak, asan, attacks")
     p.add_argument("--fuzz-seconds", type=int, default=None)
     p.add_argument("--output", default=str(ROOT / "docs" / "reliability.md"))
+    p.add_argument("--update", action="store_true", help="keep the sections not in --only from the previous "
+                   "run's raw results (the .json beside --output), e.g. after adding a fuzz target")
     p.add_argument("--render", metavar="JSON", help="only rewrite the markdown from the raw results a run saved "
                    "beside it (docs/reliability.json), e.g. after changing the report's wording")
     args = p.parse_args(argv)
@@ -477,9 +483,16 @@ def main(argv=None) -> int:
         sys.argv = [sys.argv[0], *saved["argv"]]
     else:
         raw = pathlib.Path(args.output).with_suffix(".json")
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat()
+        dates = {name: now for name in sections}
+        if args.update and raw.exists():
+            global UPDATED
+            saved = json.loads(raw.read_text(encoding="utf-8"))
+            kept = {name: saved.get("dates", {}).get(name, saved["date"]) for name in saved["sections"] if name not in sections}
+            UPDATED = (set(sections), kept)
+            sections, dates = {**saved["sections"], **sections}, {**kept, **dates}
         raw.write_text(json.dumps({"sections": sections, "seconds": time.perf_counter() - started, "argv": sys.argv[1:],
-                                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat()},
-                                  indent=1), encoding="utf-8")
+                                   "date": now, "dates": dates}, indent=1), encoding="utf-8")
     text = report(sections, args, started)
     pathlib.Path(args.output).write_text(text, encoding="utf-8")
     print(f"wrote {args.output}", file=sys.stderr)

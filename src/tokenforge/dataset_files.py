@@ -278,7 +278,10 @@ def _check_file(path: Path, info: dict, dtype: np.dtype, where, verify: bool, of
     count = info.get("count")
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         raise ValueError(f"{where}: count {count!r} is not a non-negative int")
-    size = path.stat().st_size
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise ValueError(f"{where} names {path.name}, which is missing (an interrupted copy?)") from None
     if size != offset + count * dtype.itemsize:
         raise ValueError(f"{where} does not describe {path.name}: {count} {dtype.name} ids are "
                          f"{offset + count * dtype.itemsize} bytes, the file has {size} (an interrupted write?)")

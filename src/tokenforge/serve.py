@@ -350,6 +350,15 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
+    def parse_request(self):
+        """http.server's, except that a request line of only other whitespace (NBSP, vertical tab,
+        ...), which it drops without an answer as if it were the blank line HTTP allows before a
+        request, is answered 400."""
+        ok = super().parse_request()
+        if not ok and not self._answering and getattr(self, "requestline", ""):
+            self.send_error(HTTPStatus.BAD_REQUEST, "bad request line")
+        return ok
+
     def send_error(self, code, message=None, explain=None):
         """http.server's own errors (bad request line, headers too long, unknown method) as JSON
         with the security headers, like every other answer."""

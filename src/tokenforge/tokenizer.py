@@ -88,6 +88,25 @@ def _byte_level_pattern(pre) -> str | None:
     return None
 
 
+def _isolated_split_sequence(pre):
+    """For [Split(P1, isolated), ..., Split(Pk, isolated), ByteLevel(use_regex=False)] (DeepSeek
+    V3's pre-tokenizer), the native `_core.SplitSequence` of P1..Pk when the engine runs every
+    pattern; else None."""
+    if not isinstance(pre, _pre.Sequence) or len(pre.pretokenizers) < 3:
+        return None
+    *splits, last = pre.pretokenizers
+    if not (isinstance(last, _pre.ByteLevel) and not last.use_regex and not last.add_prefix_space):
+        return None
+    if not all(isinstance(s, _pre.Split) and s.behavior == "isolated" and not s.invert for s in splits):
+        return None
+    import regex
+
+    try:
+        return _core_mod.SplitSequence([regex.escape(s.pattern) if s.literal else s.pattern for s in splits])
+    except ValueError:  # a pattern outside the engine's subset: the stages run one by one
+        return None
+
+
 class Tokenizer:
     """normalizer -> pre-tokenizer -> model -> post-processor, decoder back; added tokens around.
 
@@ -248,6 +267,11 @@ class Tokenizer:
                 self._engine, self._engine_splits = model.encoder(pattern, [(s, i) for s, i in extra])
                 self._pattern = pattern
                 self._matcher = None if self._engine_splits else compile_split(pattern)
+            elif (sequence := _isolated_split_sequence(pre)) is not None:
+                # The pieces come from the native sequence of splits, the engine runs the byte pairs.
+                extra = [(t.content, t.id) for t in self._added if model.token_bytes(t.id) is None or t.special]
+                self._engine, self._engine_splits = model.encoder(None, extra)
+                self._matcher = sequence
         # The whole of encode in one native call: byte-level engine with its pattern, plain
         # special tokens only, no normalizer.
         self._fast = self._engine is not None and self._engine_splits and self._only_plain and self._normalizer is None
@@ -515,6 +539,8 @@ class Tokenizer:
         if self._engine is not None:  # byte-level BPE with a known pattern
             if self._engine_splits:
                 return self._engine.encode(text, b"")
+            if isinstance(self._matcher, _core_mod.SplitSequence):
+                return self._engine.encode_pieces(self._matcher.pieces(text))
             return self._engine.encode_pieces([text[s:e].encode("utf-8") for s, e in self._matcher.spans(text)])
         if isinstance(model, SentencePiece) and isinstance(self._pre_tokenizer, _pre.NoPreTokenizer):
             return model.encode_text(text)

@@ -33,6 +33,10 @@ class BPE(Model):
                  fuse_unk: bool = False, byte_fallback: bool = False, ignore_merges: bool = False,
                  dropout: float | None = None, special_tokens=()):
         super().__init__(vocab, special_tokens)
+        for name, value in (("unk_token", unk_token), ("continuing_subword_prefix", continuing_subword_prefix),
+                            ("end_of_word_suffix", end_of_word_suffix)):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name} must be a string or None, got {type(value).__name__}")
         if unk_token is not None and unk_token not in self.vocab:
             raise ValueError(f"the unknown token {unk_token!r} is not in the vocabulary")
         if dropout is not None and not (isinstance(dropout, (int, float)) and 0.0 <= dropout <= 1.0):

@@ -37,6 +37,9 @@ class WordPiece(NativeWordModel):
     def __init__(self, vocab: Mapping[str, int], *, unk_token: str = "[UNK]", continuing_subword_prefix: str = "##",
                  max_input_chars_per_word: int = 100, special_tokens=BERT_SPECIAL_TOKENS):
         super().__init__(vocab, special_tokens)
+        for name, value in (("unk_token", unk_token), ("continuing_subword_prefix", continuing_subword_prefix)):
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a string, got {type(value).__name__}")
         if unk_token not in self.vocab:
             raise ValueError(f"the unknown token {unk_token!r} is not in the vocabulary")
         if not isinstance(max_input_chars_per_word, int) or max_input_chars_per_word < 1:

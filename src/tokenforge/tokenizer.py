@@ -481,7 +481,7 @@ class Tokenizer:
         mask, disallowed = self._policy.masks(allowed_special, disallowed_special)
         if disallowed:
             text = self._check_disallowed(text, disallowed)
-        allowed = "all" if allowed_special == "all" else frozenset(allowed_special) & self._policy_all
+        allowed = "all" if allowed_special == "all" else (frozenset(allowed_special) & self._policy_all if allowed_special else frozenset())
         return allowed, mask, text
 
     @functools.cached_property

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Encoding throughput on real text: tokenforge against tiktoken, gigatoken and fastokens, one run.
 
-    python benchmarks/bench_encode.py [--mb 6] [--slice 1000000] [--encodings cl100k_base o200k_base]
-                                      [--skip-custom] [--skip-worst] [--mixed]
+    python benchmarks/bench_encode.py [--mb 16] [--slice 1000000] [--fresh 3] [--rounds 1]
+                                      [--encodings cl100k_base o200k_base] [--skip-custom] [--skip-worst] [--mixed]
 
 The corpora come from tools/make_real_corpus.py (English prose, Debian's localized manual pages,
 Python's standard library), generated into a temporary folder on first use. For each corpus and
-encoding, every library warms up on one slice, then encodes three other fresh slices once each (a
-cache is not flattered by seeing the same text twice, but still helps with recurring words, as in
-a real corpus); MB/s of UTF-8 over the three in CPU time of the process (all its threads; the
-machine is shared), best of --rounds rounds, each round on new slices.
+encoding, each output kind (list, numpy) gets its own slices, the same for every library of that
+kind: every library warms up on one slice (its ids are checked equal to tiktoken's there, before
+anything is measured), then encodes --fresh other slices once each (a cache is not flattered by
+seeing the same text twice, but still helps with recurring words, as in a real corpus), each
+library on its own copies of the str objects (so that each pays for their UTF-8); MB/s of UTF-8
+over those in CPU time of the process (all its threads; the machine is shared), best of --rounds
+rounds, each round on new slices. A library's numpy run never sees the slices its list
+run saw. When a corpus is too small for every round and kind, fewer fresh slices are used (said
+in the table).
 Outputs: a Python list of ids (tokenforge encode_ordinary; tiktoken encode_ordinary; gigatoken
 backend.encode_batch_list([t], parallel=False)[0]; fastokens encode_ordinary(t).ids with
 FASTOKENS_BPE_THREADS=1) and numpy arrays (tokenforge encode_to_numpy, gigatoken backend.encode).
@@ -120,20 +125,38 @@ def libraries(name: str) -> dict:
     return libs
 
 
-def slices(text: str, size: int, rounds: int):
-    """(warm-up slice, three fresh slices) per round, none used twice."""
+def slices(text: str, size: int, rounds: int, fresh: int, kinds: int = 1):
+    """Per output kind, per round: (warm-up slice, `fresh` slices), no slice used twice. When the
+    text is too small, first the rounds, then `fresh` shrink (at least one round of a warm-up
+    and one fresh slice per kind)."""
     parts = [text[i:i + size] for i in range(0, len(text) - size + 1, size)]
-    need = 4 * rounds
-    if len(parts) < need:
-        raise SystemExit(f"corpus too small for {rounds} rounds of 4 slices of {size} characters; pass a larger --mb")
-    return [(parts[4 * r], parts[4 * r + 1:4 * r + 4]) for r in range(rounds)]
+    rounds = max(1, min(rounds, len(parts) // ((fresh + 1) * kinds)))
+    fresh = min(fresh, len(parts) // (rounds * kinds) - 1)
+    if fresh < 1:
+        raise SystemExit(f"corpus too small for {rounds} rounds x {kinds} kinds of 2 slices of {size} characters; "
+                         "pass a larger --mb or a smaller --slice")
+    step = fresh + 1
+    out = []
+    for k in range(kinds):
+        per_kind = []
+        for r in range(rounds):
+            at = (k * rounds + r) * step
+            per_kind.append((parts[at], parts[at + 1:at + step]))
+        out.append(per_kind)
+    return out if kinds > 1 else out[0]
 
 
-def throughput(fn, rounds) -> float:
+def throughput(fn, rounds, check=None) -> float:
+    """Best MB/s over the rounds. `check(ids)` sees the ids of the first warm-up slice."""
     best = 0.0
-    for warm, fresh in rounds:
-        fn(warm)
+    for r, (warm, fresh) in enumerate(rounds):
+        ids = fn(warm)
+        if check is not None and r == 0:
+            check(ids)
         nbytes = sum(len(t.encode()) for t in fresh)
+        # New str objects: CPython caches a str's UTF-8 inside it once a library asks for it, and the
+        # next library to get the same object would not pay for the conversion.
+        fresh = [(t + ".")[:-1] for t in fresh]
         start = time.process_time()  # CPU time: the machine is shared, and the work is one thread
         for t in fresh:
             fn(t)
@@ -141,10 +164,14 @@ def throughput(fn, rounds) -> float:
     return best
 
 
+KINDS = ("list", "numpy")
+
+
 def real_text_table(args) -> None:
     texts = real_corpus(args.mb)
-    print(f"real text, one thread, MB/s (best of {args.rounds} rounds of 3 fresh {args.slice:,}-character slices "
-          f"after a warm-up slice); ratio = tokenforge / fastest peer of the same output kind")
+    print(f"real text, one thread, MB/s (best of {args.rounds} rounds; each output kind on its own slices of "
+          f"{args.slice:,} characters: a warm-up slice, then up to {args.fresh} fresh slices each encoded once); "
+          f"ratio = tokenforge / fastest peer of the same output kind")
     print("| encoding, corpus | tokenforge list / numpy | gigatoken list / numpy | fastokens list | tiktoken list | "
           "tokenforge vs fastest peer, list / numpy |")
     print("|---|---|---|---|---|---|")
@@ -152,23 +179,30 @@ def real_text_table(args) -> None:
         libs = libraries(name)
         reference = libs["tiktoken"]["list"]
         for corpus_name, text in texts.items():
-            rounds = slices(text, args.slice, args.rounds)
-            expected = reference(rounds[0][1][0])
+            per_kind = dict(zip(KINDS, slices(text, args.slice, args.rounds, args.fresh, len(KINDS))))
             speed = {}
-            for lib, kinds in libs.items():
-                for kind, fn in kinds.items():
-                    got = fn(rounds[0][1][0])
-                    if list(got) != expected:
-                        raise SystemExit(f"{lib} {kind} on {name} {corpus_name}: ids differ from tiktoken's")
-                    speed[lib, kind] = throughput(fn, rounds)
-            def cell(lib, kinds=("list", "numpy")):
+            for kind in KINDS:
+                rounds = per_kind[kind]
+                expected = reference(rounds[0][0])
+                for lib, kinds in libs.items():
+                    if kind not in kinds:
+                        continue
+
+                    def check(got, lib=lib, kind=kind):
+                        if list(got) != expected:
+                            raise SystemExit(f"{lib} {kind} on {name} {corpus_name}: ids differ from tiktoken's")
+
+                    speed[lib, kind] = throughput(kinds[kind], rounds, check)
+            def cell(lib, kinds=KINDS):
                 vals = [f"{speed[lib, k]:.0f}" for k in kinds if (lib, k) in speed]
                 return " / ".join(vals) if vals else "-"
             peers_list = [v for (l, k), v in speed.items() if l != "tokenforge" and k == "list"]
             peers_np = [v for (l, k), v in speed.items() if l != "tokenforge" and k == "numpy"]
             ratio_list = speed["tokenforge", "list"] / max(peers_list)
             ratio_np = f"x{speed['tokenforge', 'numpy'] / max(peers_np):.2f}" if peers_np else "-"
-            print(f"| {name.split('_')[0]} {corpus_name} | {cell('tokenforge')} | {cell('gigatoken')} | "
+            used, used_rounds = len(per_kind["list"][0][1]), len(per_kind["list"])
+            note = f" ({used_rounds} x {used} fresh)" if used < args.fresh or used_rounds < args.rounds else ""
+            print(f"| {name.split('_')[0]} {corpus_name}{note} | {cell('tokenforge')} | {cell('gigatoken')} | "
                   f"{cell('fastokens', ('list',))} | {cell('tiktoken', ('list',))} | x{ratio_list:.2f} / {ratio_np} |",
                   flush=True)
     if PEERS_MISSING:
@@ -184,7 +218,8 @@ def custom_patterns(args) -> None:
     gpt2_single_digits = patterns.GPT2.replace(r" ?\p{N}++", r"\p{N}")
     ranks = tiktoken.get_encoding("cl100k_base")._mergeable_ranks
     text = real_corpus(args.mb)
-    rounds = slices(text["english"][: 8 * args.slice] + text["multilingual"][: 8 * args.slice], args.slice, args.rounds)
+    rounds = slices(text["english"][: 8 * args.slice] + text["multilingual"][: 8 * args.slice], args.slice, args.rounds,
+                    args.fresh)
     print("\ncustom split patterns with cl100k's ranks, one thread, English + multilingual, MB/s")
     print("| pattern | tokenforge | tiktoken | ratio |")
     print("|---|---|---|---|")
@@ -193,10 +228,13 @@ def custom_patterns(args) -> None:
                      ("DeepSeek V3 (third split)", patterns.DEEPSEEK_V3[2])]:
         ours = tokenforge.Encoding(label, pat_str=p, mergeable_ranks=ranks, special_tokens={})
         theirs = tiktoken.Encoding(label, pat_str=p, mergeable_ranks=ranks, special_tokens={})
-        sample = rounds[0][1][0]
-        if ours.encode_ordinary(sample) != theirs.encode_ordinary(sample):
-            raise SystemExit(f"{label}: ids differ from tiktoken's")
-        a, b = throughput(ours.encode_ordinary, rounds), throughput(theirs.encode_ordinary, rounds)
+        expected = theirs.encode_ordinary(rounds[0][0])
+
+        def check(got, label=label):
+            if got != expected:
+                raise SystemExit(f"{label}: ids differ from tiktoken's")
+
+        a, b = throughput(ours.encode_ordinary, rounds, check), throughput(theirs.encode_ordinary, rounds)
         print(f"| {label} | {a:.1f} | {b:.1f} | x{a / b:.2f} |", flush=True)
 
 
@@ -239,9 +277,10 @@ def mixed_corpus_compare(args) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mb", type=float, default=6, help="size of each generated corpus")
+    ap.add_argument("--mb", type=float, default=16, help="size of each generated corpus")
     ap.add_argument("--slice", type=int, default=1_000_000, help="characters per slice")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--fresh", type=int, default=3, help="fresh slices per round and output kind")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
     ap.add_argument("--skip-custom", action="store_true")

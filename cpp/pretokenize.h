@@ -8,6 +8,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "unicode.h"
 
@@ -42,8 +45,32 @@ inline size_t contraction_end(const uint8_t* s, size_t n, size_t i, bool ignore_
 }
 
 inline bool letter(uint8_t b) { return b < 0x80 && (kAsciiClass[b] & kLetter); }
-inline bool upper(uint8_t b) { return unsigned(b - 'A') < 26u; }
-inline bool lower(uint8_t b) { return unsigned(b - 'a') < 26u; }
+
+// The end of the run from e of the bytes b with (b | Fold) in [Lo, Lo + 26): ASCII letters
+// (Fold 0x20, Lo 'a'), capitals (0, 'A') or small letters (0, 'a'). With SSE2 (x86-64's
+// baseline) 16 bytes are classified at once and the run's end is a count of trailing ones: no
+// branch per byte, and no mispredicted loop exit at the end of every word. The bytes are shifted
+// so that the 26 wanted values land on -128..-103 and one signed compare tests the range (bytes
+// >= 0x80 land on -65..30, never in it). The byte loop finishes the last 15 bytes of the text, and
+// is the whole loop without SSE2.
+template <uint8_t Fold, uint8_t Lo>
+inline size_t ascii_run(const uint8_t* s, size_t n, size_t e) {
+#ifdef __SSE2__
+  const __m128i fold = _mm_set1_epi8(char(Fold)), shift = _mm_set1_epi8(char(0x80 - Lo)),
+                limit = _mm_set1_epi8(char(-128 + 26));
+  for (; e + 16 <= n; e += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + e));
+    __m128i in = _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(v, fold), shift), limit);
+    unsigned outside = ~unsigned(_mm_movemask_epi8(in)) & 0xFFFFu;
+    if (outside) return e + size_t(__builtin_ctz(outside));
+  }
+#endif
+  while (e < n && unsigned(uint8_t(s[e] | Fold) - Lo) < 26u) ++e;
+  return e;
+}
+inline size_t letter_run(const uint8_t* s, size_t n, size_t e) { return ascii_run<0x20, 'a'>(s, n, e); }
+inline size_t upper_run(const uint8_t* s, size_t n, size_t e) { return ascii_run<0, 'A'>(s, n, e); }
+inline size_t lower_run(const uint8_t* s, size_t n, size_t e) { return ascii_run<0, 'a'>(s, n, e); }
 // The one-character prefix [^\r\n\p{L}\p{N}] of cl100k's and o200k's letter branches, in ASCII.
 inline bool letter_prefix(uint8_t b) {
   return b < 0x80 && !(kAsciiClass[b] & (kLetter | kNumber)) && b != '\r' && b != '\n';
@@ -59,8 +86,7 @@ inline size_t word_start(const uint8_t* s, size_t n, size_t i) {
 inline size_t cl100k_word(const uint8_t* s, size_t n, size_t i) {
   size_t w = word_start(s, n, i);
   if (!letter(s[w])) return 0;
-  size_t e = w + 1;
-  while (e < n && letter(s[e])) ++e;
+  size_t e = letter_run(s, n, w + 1);
   return e == n || s[e] < 0x80 ? e : 0;
 }
 
@@ -70,12 +96,57 @@ inline size_t cl100k_word(const uint8_t* s, size_t n, size_t i) {
 inline size_t o200k_word(const uint8_t* s, size_t n, size_t i) {
   size_t w = word_start(s, n, i);
   if (!letter(s[w])) return 0;
-  size_t e = w;
-  while (e < n && upper(s[e])) ++e;
-  while (e < n && lower(s[e])) ++e;
+  size_t e = lower_run(s, n, upper_run(s, n, w));
   if (e < n && s[e] >= 0x80) return 0;
   if (size_t ce = contraction_end(s, n, e, /*ignore_case=*/true)) return ce;
   return e;
+}
+
+// The pieces that are not words, over ASCII, for cl100k (Cl100k true) and o200k: digits
+// `\p{N}{1,3}`, punctuation ` ?[^\s\p{L}\p{N}]+` then `[\r\n]*` (cl100k) or `[\r\n/]*` (o200k),
+// and runs of whitespace (the branches `\s++$`, `\s*[\r\n]`, `\s+(?!\S)`, `\s`, in each pattern's
+// order, as whitespace_piece in pretokenize.cc). Called where the word path found no word; 0
+// hands over to the full scanner whenever a byte that decides the piece is not ASCII (a non-ASCII
+// digit, mark, letter or space could extend or change it) and at an apostrophe (contractions).
+inline bool other(uint8_t b) { return b < 0x80 && !(kAsciiClass[b] & (kLetter | kNumber | kSpace)); }
+inline bool space(uint8_t b) { return b < 0x80 && (kAsciiClass[b] & kSpace); }
+
+template <bool Cl100k>
+inline size_t non_word(const uint8_t* s, size_t n, size_t i) {
+  uint8_t b = s[i];
+  if (b >= 0x80 || b == '\'' || (i + 1 < n && s[i + 1] >= 0x80)) return 0;
+  if (unsigned(b - '0') < 10u) {
+    size_t e = i + 1;
+    while (e < n && e < i + 3 && unsigned(s[e] - '0') < 10u) ++e;
+    return e < i + 3 && e < n && s[e] >= 0x80 ? 0 : e;
+  }
+  size_t j = b == ' ' && i + 1 < n && other(s[i + 1]) ? i + 1 : i;
+  if (other(s[j])) {
+    size_t e = j + 1;
+    while (e < n && other(s[e])) ++e;
+    while (e < n && (s[e] == '\r' || s[e] == '\n' || (!Cl100k && s[e] == '/'))) ++e;
+    return e < n && s[e] >= 0x80 ? 0 : e;
+  }
+  if (!space(b)) return 0;
+  size_t e = i, last_crlf_end = 0;
+  while (e < n && space(s[e])) {
+    ++e;
+    if (s[e - 1] == '\r' || s[e - 1] == '\n') last_crlf_end = e;
+  }
+  if (e < n && s[e] >= 0x80) return 0;
+  if (!Cl100k && last_crlf_end) return last_crlf_end;  // o200k: \s*[\r\n]+ before the end of text
+  if (e == n) return n;
+  if (Cl100k && last_crlf_end) return last_crlf_end;
+  return e - 1 > i ? e - 1 : e;  // \s+(?!\S) leaves the last space to the next piece; else \s
+}
+
+inline size_t cl100k_piece(const uint8_t* s, size_t n, size_t i) {
+  if (size_t e = cl100k_word(s, n, i)) return e;
+  return letter(s[word_start(s, n, i)]) ? 0 : non_word<true>(s, n, i);
+}
+inline size_t o200k_piece(const uint8_t* s, size_t n, size_t i) {
+  if (size_t e = o200k_word(s, n, i)) return e;
+  return letter(s[word_start(s, n, i)]) ? 0 : non_word<false>(s, n, i);
 }
 
 }  // namespace ascii_fast
@@ -93,8 +164,8 @@ void for_each_piece_fast(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
 // Calls f(begin, end) for every piece of s[0..n), in order.
 template <class F>
 void for_each_piece(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
-  if (scan == scanner_for(SplitPattern::kCl100k)) return for_each_piece_fast<ascii_fast::cl100k_word>(scan, s, n, f);
-  if (scan == scanner_for(SplitPattern::kO200k)) return for_each_piece_fast<ascii_fast::o200k_word>(scan, s, n, f);
+  if (scan == scanner_for(SplitPattern::kCl100k)) return for_each_piece_fast<ascii_fast::cl100k_piece>(scan, s, n, f);
+  if (scan == scanner_for(SplitPattern::kO200k)) return for_each_piece_fast<ascii_fast::o200k_piece>(scan, s, n, f);
   for (size_t i = 0; i < n;) {
     size_t e = scan(s, n, i);
     f(i, e);

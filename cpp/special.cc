@@ -1,6 +1,10 @@
 #include "special.h"
 
 #include <algorithm>
+#include <cstring>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 namespace tokenforge {
 
@@ -24,6 +28,11 @@ SpecialMatcher::SpecialMatcher(const std::vector<SpecialToken>& tokens) : nodes_
     }
     if (nodes_[node].token < 0) nodes_[node].token = int(t);  // of equal tokens, the first
   }
+  for (int b = 0; b < 256; ++b)
+    if (first_byte_[b]) {
+      if (num_starts_ < kFewStarts) starts_[num_starts_] = uint8_t(b);
+      ++num_starts_;
+    }
   // Failure and dictionary links, breadth first (a node's links come from shallower nodes).
   std::vector<int> queue{0};
   for (size_t k = 0; k < queue.size(); ++k) {
@@ -58,6 +67,27 @@ int SpecialMatcher::step(int node, uint8_t b) const {
   }
 }
 
+size_t SpecialMatcher::skip_to_start(const uint8_t* s, size_t n, size_t j) const {
+  if (num_starts_ == 1) {
+    const void* hit = std::memchr(s + j, starts_[0], n - j);
+    return hit ? size_t(static_cast<const uint8_t*>(hit) - s) : n;
+  }
+#ifdef __SSE2__
+  if (num_starts_ <= kFewStarts) {
+    __m128i want[kFewStarts];
+    for (size_t k = 0; k < kFewStarts; ++k) want[k] = _mm_set1_epi8(char(starts_[k < num_starts_ ? k : 0]));
+    for (; j + 16 <= n; j += 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + j));
+      __m128i eq = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, want[0]), _mm_cmpeq_epi8(v, want[1])),
+                                _mm_or_si128(_mm_cmpeq_epi8(v, want[2]), _mm_cmpeq_epi8(v, want[3])));
+      if (int mask = _mm_movemask_epi8(eq)) return j + size_t(__builtin_ctz(unsigned(mask)));
+    }
+  }
+#endif
+  while (j < n && !first_byte_[s[j]]) ++j;
+  return j;
+}
+
 SpecialMatcher::Match SpecialMatcher::find_next(const uint8_t* s, size_t n, size_t from,
                                                 const std::vector<char>& mask) const {
   Match best;
@@ -65,7 +95,7 @@ SpecialMatcher::Match SpecialMatcher::find_next(const uint8_t* s, size_t n, size
   int state = 0;
   for (size_t j = from; j < n; ++j) {
     if (state == 0) {  // nothing in progress: skip to a byte that can start a token
-      while (j < n && !first_byte_[s[j]]) ++j;
+      j = skip_to_start(s, n, j);
       if (j == n) break;
     }
     state = step(state, s[j]);

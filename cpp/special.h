@@ -42,8 +42,16 @@ class SpecialMatcher {
   };
   int child(int node, uint8_t b) const;
   int step(int node, uint8_t b) const;
+  // The first position >= j where a token can start (n if none).
+  size_t skip_to_start(const uint8_t* s, size_t n, size_t j) const;
   std::vector<Node> nodes_;
   bool first_byte_[256] = {};
+  // The distinct first bytes when there are at most kFewStarts of them (the usual case: every
+  // special token starts with '<'): the skip then compares 16 bytes at a time (or uses memchr
+  // for one byte) instead of looking each byte up in first_byte_.
+  static constexpr size_t kFewStarts = 4;
+  uint8_t starts_[kFewStarts] = {};
+  size_t num_starts_ = 0;
 };
 
 }  // namespace tokenforge

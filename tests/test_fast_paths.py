@@ -1,0 +1,91 @@
+"""The encoder's fast paths against the slow ones they shortcut: the scanners' ASCII paths (word
+runs classified 16 bytes at a time with SSE2; digits, punctuation and whitespace) against `regex`, and the special-token search's skip to
+a possible first byte (memchr, or 16 bytes at a time) against a leftmost-longest reference.
+
+Words of every length cross the 16-byte blocks at every alignment, and end at the text's end or
+just before a non-ASCII letter or mark (where the fast path must hand over to the full scanner).
+"""
+
+import regex
+import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tokenforge
+from tokenforge import Tokenizer, _core, patterns
+
+_WORD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_SEPARATORS = [" ", "  ", "\n", "'s", "'LL", ".", ", ", "1", "123 ", "é", "É", "\u0301", "ǅ", "中", "ʰ",
+               "\u00a0", "@", "[", "`", "{", "\x7f", "\x00", "’", "—", "😀", "ſ", "-", "\t", "/", "\r\n", "//",
+               "...", "\n\n    ", "    ", "'", "12345", "\x1c", "\x0b", " (", ")\n", " 1", "٣", "²", " \u3000",
+               "\n\u00a0", "!\u2014", ".\r", ":/\n/", " \n "]
+
+
+def _ascii_heavy_text():
+    word = st.text(alphabet=st.sampled_from(_WORD_CHARS), max_size=40)
+    piece = st.tuples(word, st.sampled_from(_SEPARATORS)).map("".join)
+    return st.tuples(st.text(alphabet=st.sampled_from(" \n.1\t/"), max_size=15), st.lists(piece, max_size=12),
+                     word).map(lambda t: t[0] + "".join(t[1]) + t[2])
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_ascii_heavy_text(), name=st.sampled_from(["cl100k", "o200k", "gpt2"]))
+def test_ascii_word_runs_equal_regex(text, name):
+    pattern = patterns.NAMED[name]
+    expected = [m.span() for m in regex.finditer(pattern, text)]
+    assert _core.Pattern(pattern).spans(text) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=_ascii_heavy_text(), name=st.sampled_from(["cl100k_base", "o200k_base"]))
+def test_ascii_word_runs_ids_equal_tiktoken(text, name):
+    assert tokenforge.get_encoding(name).encode_ordinary(text) == tiktoken.get_encoding(name).encode_ordinary(text)
+
+
+def _leftmost_longest(text: str, specials: dict[str, int]):
+    """(start, token) of the first special token in text, the longest of those starting there."""
+    best = None
+    for tok in specials:
+        at = text.find(tok)
+        if at >= 0 and (best is None or at < best[0] or (at == best[0] and len(tok) > len(best[1]))):
+            best = (at, tok)
+    return best
+
+
+def _reference_encode(tok: Tokenizer, text: str, specials: dict[str, int]) -> list[int]:
+    out = []
+    while (found := _leftmost_longest(text, specials)) is not None:
+        at, special = found
+        out += tok.encode_ordinary(text[:at]) + [specials[special]]
+        text = text[at + len(special):]
+    return out + tok.encode_ordinary(text)
+
+
+_RANKS = {bytes([i]): i for i in range(256)}
+# Special-token sets with one first byte (memchr), two to four (compared 16 bytes at a time), and
+# more (the byte table).
+_SPECIAL_SETS = [
+    ["<|a|>", "<|ab|>", "<x"],
+    ["<|a|>", "[b]", "{c}", "[bb"],
+    ["<|a|>", "[b]", "{c}", "ab", "é!", "z"],
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(which=st.integers(0, len(_SPECIAL_SETS) - 1),
+       text=st.lists(st.sampled_from(["<", "|", "a", "b", "|>", "[", "]", "{", "}", "x", "c", "z", "é", "!", " ",
+                                      "hello world, ", "<|a|>", "<|ab|>", "[b]"]), max_size=60).map("".join))
+def test_special_search_equals_leftmost_longest(which, text):
+    specials = {s: 1000 + k for k, s in enumerate(_SPECIAL_SETS[which])}
+    tok = Tokenizer.from_ranks(_RANKS, pattern="cl100k", special_tokens=specials)
+    assert tok.encode(text, allowed_special="all") == _reference_encode(tok, text, specials)
+    found = _leftmost_longest(text, specials)
+    if found is None:
+        assert tok.encode(text) == tok.encode_ordinary(text)
+    else:
+        try:
+            tok.encode(text)
+        except ValueError as e:
+            assert repr(found[1]) in str(e)
+        else:
+            raise AssertionError("a disallowed special token was not found")

@@ -81,6 +81,12 @@ class ByteBPE:
         self.ignore_merges = merges is None if ignore_merges is None else bool(ignore_merges)
         if not self._plainly_valid():
             self._validate()
+        # The engine splits every piece into its bytes first: a vocabulary without some single byte
+        # could not encode text containing it. Refused here, so that a file without one does not
+        # load and fail at its first encode (found by fuzz/fuzz_load.py).
+        missing = next((b for b in range(256) if bytes((b,)) not in self.ranks), None)
+        if missing is not None:
+            raise ValueError(f"byte {missing} (0x{missing:02X}) is not a token; in byte-level BPE every single byte must be one")
         self._by_id = dict(zip(self.ranks.values(), self.ranks.keys()))
         self._tokens = list(zip(self.ranks.values(), self.ranks.keys()))
         self._rules = merges.rules if isinstance(merges, Merges) else self._merge_rules()

@@ -195,8 +195,31 @@ void parallel_for(size_t n, size_t threads, F f, Between between = Between()) {
   }
 }
 
+// Byte offsets into the UTF-8 text v turned into code point offsets, in place (spans in order).
+inline void to_code_points(std::string_view v, std::vector<std::pair<size_t, size_t>>& spans) {
+  size_t byte = 0, chars = 0;
+  auto advance = [&](size_t to) {
+    for (; byte < to; ++byte) chars += (uint8_t(v[byte]) & 0xC0) != 0x80;
+    return chars;
+  };
+  for (auto& [b, e] : spans) {
+    b = advance(b);
+    e = advance(e);
+  }
+}
+
 // A compiled split pattern from a regex string, raising UnsupportedPatternError outside the subset.
 std::shared_ptr<const SplitRegex> compile_split_pattern(const std::string& pattern);
+
+}  // namespace tokenforge::py
+namespace tokenforge {
+class Encoder;
+}  // namespace tokenforge
+namespace tokenforge::py {
+
+// The C++ engine inside a `_core.Encoder` object (TypeError for anything else); it lives as long
+// as the object, which the caller holds.
+const Encoder& encoder_of(nb::handle core);
 
 // The split pattern argument of Encoder and PieceCounter: a regex str (compiled natively), None
 // (no native splitting), or for compatibility the number of a named scanner (0 gpt2, 1 cl100k,

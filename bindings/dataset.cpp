@@ -14,17 +14,11 @@ using namespace tokenforge::py;
 
 namespace {
 
-// The C++ encoder behind a `_core.Encoder`. That class is bound in encoder.cpp over a
-// standard-layout struct whose first member is the std::unique_ptr<Encoder>; the type's name and
-// size are checked so that a change of that struct is an error here, not a wild read.
-const Encoder& encoder_of(nb::handle core) {
-  nb::handle type = core.type();
-  if (!nb::inst_check(core) || nb::type_name(type).c_str() != std::string("tokenforge._core.Encoder") ||
-      nb::type_size(type) != 2 * sizeof(std::unique_ptr<Encoder>))
-    throw nb::type_error("expected a tokenforge._core.Encoder");
-  const Encoder* enc = nb::inst_ptr<std::unique_ptr<Encoder>>(core)->get();
-  if (!enc || !enc->can_split()) throw nb::value_error("this encoder has no native split pattern");
-  return *enc;
+// The C++ encoder behind a `_core.Encoder` (encoder.cpp's accessor), which must split text itself.
+const Encoder& splitting_encoder_of(nb::handle core) {
+  const Encoder& enc = encoder_of(core);
+  if (!enc.can_split()) throw nb::value_error("this encoder has no native split pattern");
+  return enc;
 }
 
 // A read-only view of a bytes-like object, held for the call.
@@ -46,7 +40,7 @@ struct Bytes {
 // where that line starts) or at `end` (stop = end).
 nb::tuple encode_jsonl_lines(nb::handle core, nb::handle block, size_t start, size_t end, nb::bytes field,
                              int64_t eot) {
-  const Encoder& enc = encoder_of(core);
+  const Encoder& enc = splitting_encoder_of(core);
   Bytes buf(block);
   std::string_view name(field.c_str(), field.size());
   auto ids = std::make_unique<std::vector<uint32_t>>();
@@ -80,7 +74,7 @@ nb::tuple encode_jsonl_lines(nb::handle core, nb::handle block, size_t start, si
 // bad is the index of the first bytes item that is not valid UTF-8 (the items from it on are not
 // encoded), or -1. A str with a lone surrogate raises UnicodeEncodeError (as the encoder does).
 nb::tuple encode_segments(nb::handle core, nb::list items, const std::vector<int64_t>& suffix) {
-  const Encoder& enc = encoder_of(core);
+  const Encoder& enc = splitting_encoder_of(core);
   if (suffix.size() != items.size()) throw nb::value_error("one suffix per item");
   std::vector<std::unique_ptr<Bytes>> held;
   std::vector<std::string_view> views;

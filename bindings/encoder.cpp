@@ -322,15 +322,7 @@ struct PyPattern {
   std::vector<std::pair<size_t, size_t>> spans(nb::handle text) const {
     std::string_view v = utf8_of(text);
     std::vector<std::pair<size_t, size_t>> spans = byte_spans(v);
-    size_t byte = 0, chars = 0;
-    auto advance = [&](size_t to) {
-      for (; byte < to; ++byte) chars += (uint8_t(v[byte]) & 0xC0) != 0x80;
-      return chars;
-    };
-    for (auto& [b, e] : spans) {
-      b = advance(b);
-      e = advance(e);
-    }
+    to_code_points(v, spans);
     return spans;
   }
 
@@ -426,6 +418,15 @@ nb::object parse_tiktoken(nb::bytes data) {
 }
 
 }  // namespace
+
+namespace tokenforge::py {
+
+const Encoder& encoder_of(nb::handle core) {
+  if (!nb::isinstance<PyEncoder>(core)) throw nb::type_error("expected a tokenforge._core.Encoder");
+  return *nb::cast<const PyEncoder&>(core).enc;
+}
+
+}  // namespace tokenforge::py
 
 void bind_encoder(nb::module_& m) {
   m.def("parse_tiktoken", &parse_tiktoken, nb::arg("data"));

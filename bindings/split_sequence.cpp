@@ -51,15 +51,7 @@ struct SplitSequence {
     {
       nb::gil_scoped_release release;
       out = byte_pieces(v);
-      size_t byte = 0, chars = 0;
-      auto advance = [&](size_t to) {
-        for (; byte < to; ++byte) chars += (uint8_t(v[byte]) & 0xC0) != 0x80;
-        return chars;
-      };
-      for (auto& [b, e] : out) {
-        b = advance(b);
-        e = advance(e);
-      }
+      to_code_points(v, out);
     }
     return out;
   }

@@ -117,8 +117,8 @@ class _Encoder:
 
 
 def _reaches_native_encoder(core) -> bool:
-    """Whether the native reader's functions take this `_core.Encoder` (they reach its C++ encoder
-    through the binding's layout, which they check; if it ever changes, the str path serves)."""
+    """Whether the native reader's functions take this `_core.Encoder` (one that splits text
+    itself); otherwise the str path serves."""
     try:
         _core.encode_segments(core, [b"a"], [-1])
         return True

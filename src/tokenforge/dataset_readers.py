@@ -22,6 +22,7 @@ inside a compressed file (Parquet needs to seek; its pages are compressed alread
 from __future__ import annotations
 
 import codecs
+import contextlib
 import glob
 import io
 import json
@@ -444,23 +445,30 @@ def segments(source: Source, *, fmt: str = "auto", field: str = "text", separato
         if kind == "parquet":
             raise ValueError(f"{source.name}: Parquet inside {compression} is not supported (Parquet "
                              "compresses its pages itself)")
-        try:
+        with corrupt_data_errors(source.name, compression):
             if kind == "jsonl":
                 for doc in jsonl_documents(stream, source.name, field, errors):
                     yield from document_segments(doc, cut)
             else:
                 yield from text_segments(text_blocks(stream, source.name, errors), separator, cut)
-        except (OSError, EOFError) as e:
-            if compression is None:
-                raise
-            raise ValueError(f"{source.name}: corrupt {compression} data ({e})") from None
-        except Exception as e:
-            if compression == "zstd" and type(e).__name__ == "ZstdError":
-                raise ValueError(f"{source.name}: corrupt zstd data ({e})") from None
-            raise
     finally:
         if not source.is_stdin:
             raw.close()
+
+
+@contextlib.contextmanager
+def corrupt_data_errors(name: str, compression: str | None):
+    """Damaged gzip/zstd data as a ValueError naming the file (a plain file's OSError stays one)."""
+    try:
+        yield
+    except (OSError, EOFError) as e:
+        if compression is None:
+            raise
+        raise ValueError(f"{name}: corrupt {compression} data ({e})") from None
+    except Exception as e:
+        if compression == "zstd" and type(e).__name__ == "ZstdError":
+            raise ValueError(f"{name}: corrupt zstd data ({e})") from None
+        raise
 
 
 def native_units(source: Source, *, fmt: str = "auto", field: str = "text", separator: str | None = None,
@@ -482,7 +490,7 @@ def native_units(source: Source, *, fmt: str = "auto", field: str = "text", sepa
         if kind == "parquet":
             raise ValueError(f"{source.name}: Parquet inside {compression} is not supported (Parquet "
                              "compresses its pages itself)")
-        try:
+        with corrupt_data_errors(source.name, compression):
             if kind == "jsonl":
                 for block, end, line in jsonl_blocks(stream, block_bytes, count_lines):
                     yield "jsonl", block, end, line
@@ -493,14 +501,6 @@ def native_units(source: Source, *, fmt: str = "auto", field: str = "text", sepa
             else:
                 for text, ends in text_segments(text_blocks(stream, source.name, errors), separator, cut):
                     yield "seg", text, ends, None
-        except (OSError, EOFError) as e:
-            if compression is None:
-                raise
-            raise ValueError(f"{source.name}: corrupt {compression} data ({e})") from None
-        except Exception as e:
-            if compression == "zstd" and type(e).__name__ == "ZstdError":
-                raise ValueError(f"{source.name}: corrupt zstd data ({e})") from None
-            raise
     finally:
         if not source.is_stdin:
             raw.close()

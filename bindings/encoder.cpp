@@ -27,7 +27,8 @@ std::vector<char> mask_of(const Encoder& enc, nb::bytes mask) {
   std::vector<char> m(enc.specials().size(), 0);
   // mask.size() once: it is a call into Python (PyBytes_Size), and a loop condition calling it
   // made each call cost microseconds per thousand special tokens.
-  std::memcpy(m.data(), mask.c_str(), std::min(m.size(), size_t(mask.size())));
+  size_t n = std::min(m.size(), size_t(mask.size()));
+  if (n) std::memcpy(m.data(), mask.c_str(), n);  // not with n == 0: m.data() may be null
   return m;
 }
 

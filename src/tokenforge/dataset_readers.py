@@ -439,36 +439,39 @@ def segments(source: Source, *, fmt: str = "auto", field: str = "text", separato
         for doc in parquet_documents(source, field, counter):
             yield from document_segments(doc, cut)
         return
-    stream, compression, raw, head = open_decompressed(source, counter)
-    try:
-        kind = format_of(source.name, fmt, b"" if compression else head)
-        if kind == "parquet":
-            raise ValueError(f"{source.name}: Parquet inside {compression} is not supported (Parquet "
-                             "compresses its pages itself)")
-        with corrupt_data_errors(source.name, compression):
-            if kind == "jsonl":
-                for doc in jsonl_documents(stream, source.name, field, errors):
-                    yield from document_segments(doc, cut)
-            else:
-                yield from text_segments(text_blocks(stream, source.name, errors), separator, cut)
-    finally:
-        if not source.is_stdin:
-            raw.close()
+    with opened_stream(source, fmt, counter) as (stream, kind):
+        if kind == "jsonl":
+            for doc in jsonl_documents(stream, source.name, field, errors):
+                yield from document_segments(doc, cut)
+        else:
+            yield from text_segments(text_blocks(stream, source.name, errors), separator, cut)
 
 
 @contextlib.contextmanager
-def corrupt_data_errors(name: str, compression: str | None):
-    """Damaged gzip/zstd data as a ValueError naming the file (a plain file's OSError stays one)."""
+def opened_stream(source: Source, fmt: str, counter: list):
+    """(decompressed stream, "jsonl" or "text") of a text or JSON-lines source, closed afterwards
+    (stdin stays open); damaged gzip/zstd data read inside becomes a ValueError naming the file (a
+    plain file's OSError stays one)."""
+    stream, compression, raw, head = open_decompressed(source, counter)
+    name = source.name
     try:
-        yield
-    except (OSError, EOFError) as e:
-        if compression is None:
+        kind = format_of(name, fmt, b"" if compression else head)
+        if kind == "parquet":
+            raise ValueError(f"{name}: Parquet inside {compression} is not supported (Parquet "
+                             "compresses its pages itself)")
+        try:
+            yield stream, kind
+        except (OSError, EOFError) as e:
+            if compression is None:
+                raise
+            raise ValueError(f"{name}: corrupt {compression} data ({e})") from None
+        except Exception as e:
+            if compression == "zstd" and type(e).__name__ == "ZstdError":
+                raise ValueError(f"{name}: corrupt zstd data ({e})") from None
             raise
-        raise ValueError(f"{name}: corrupt {compression} data ({e})") from None
-    except Exception as e:
-        if compression == "zstd" and type(e).__name__ == "ZstdError":
-            raise ValueError(f"{name}: corrupt zstd data ({e})") from None
-        raise
+    finally:
+        if not source.is_stdin:
+            raw.close()
 
 
 def native_units(source: Source, *, fmt: str = "auto", field: str = "text", separator: str | None = None,
@@ -484,26 +487,17 @@ def native_units(source: Source, *, fmt: str = "auto", field: str = "text", sepa
             for text, ends in document_segments(doc, cut):
                 yield "seg", text, ends, None
         return
-    stream, compression, raw, head = open_decompressed(source, counter)
-    try:
-        kind = format_of(source.name, fmt, b"" if compression else head)
-        if kind == "parquet":
-            raise ValueError(f"{source.name}: Parquet inside {compression} is not supported (Parquet "
-                             "compresses its pages itself)")
-        with corrupt_data_errors(source.name, compression):
-            if kind == "jsonl":
-                for block, end, line in jsonl_blocks(stream, block_bytes, count_lines):
-                    yield "jsonl", block, end, line
-            elif errors == "strict" and byte_cut is not None:
-                sep = separator.encode("utf-8", "surrogatepass") if separator is not None else None
-                for data, ends, offset in byte_segments(stream, sep, byte_cut):
-                    yield "seg", data, ends, offset
-            else:
-                for text, ends in text_segments(text_blocks(stream, source.name, errors), separator, cut):
-                    yield "seg", text, ends, None
-    finally:
-        if not source.is_stdin:
-            raw.close()
+    with opened_stream(source, fmt, counter) as (stream, kind):
+        if kind == "jsonl":
+            for block, end, line in jsonl_blocks(stream, block_bytes, count_lines):
+                yield "jsonl", block, end, line
+        elif errors == "strict" and byte_cut is not None:
+            sep = separator.encode("utf-8", "surrogatepass") if separator is not None else None
+            for data, ends, offset in byte_segments(stream, sep, byte_cut):
+                yield "seg", data, ends, offset
+        else:
+            for text, ends in text_segments(text_blocks(stream, source.name, errors), separator, cut):
+                yield "seg", text, ends, None
 
 
 def utf8_error(name: str, data: bytes, offset: int) -> ValueError:

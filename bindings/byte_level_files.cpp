@@ -94,102 +94,177 @@ bool decode_chars(PyObject* s, Py_ssize_t begin, Py_ssize_t end, std::string& ou
   return true;
 }
 
-// (pairs [(left bytes, right bytes)], rules [(left id, right id, merged id)]) of model.merges
-// written "left right" or [left, right], every part and their concatenation a token of ranks
-// ({bytes: id}, from byte_level_vocab), no pair twice; or None. The parts are decoded to bytes and
-// looked up in a native table: Python dict lookups by new str keys were 9/10 of the time.
-nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
-  // the tokens' bytes in an open-addressing table of 8-byte slots (32 bits of a seeded hash and the
-  // token's index; cpp/hash_maps.h's hash, so a vocabulary cannot be made to collide): a probe reads
-  // a token's bytes only when the hash bits agree
-  struct Token {
-    const char* data;  // the bytes object's buffer (borrowed from ranks)
-    size_t size;
-    PyObject* bytes;
-    PyObject* id;
+// The tokens' bytes -> their index in the ranks, for byte_level_merges: an open-addressing table
+// whose 24-byte slots hold a token's first 16 bytes, its length and its index (a lookup of a token
+// of up to 16 bytes reads one slot, no pointer to follow; a longer one compares the rest through
+// `longer`). cpp/hash_maps.h's keyed hashes, so a vocabulary cannot be made to collide. Lookups come
+// in two steps, `probe` (hash and prefetch) then `find`, so that a batch of them waits for memory
+// once instead of one after the other.
+class TokenTable {
+ public:
+  static constexpr uint32_t kNone = ~uint32_t(0);
+  explicit TokenTable(size_t n) : slots_(tokenforge::table_size_for(n)), mask_(slots_.size() - 1), longer_(n) {}
+
+  // index < n; p[0..len) must stay alive (it need not be readable 16 bytes on)
+  void insert(const uint8_t* p, size_t len, uint32_t index) {
+    uint8_t buf[16] = {0};
+    std::memcpy(buf, p, std::min(len, size_t(16)));
+    const Probe pr = probe(buf, p, len);
+    size_t i = pr.hash & mask_;
+    while (slots_[i].len) i = (i + 1) & mask_;  // the keys are distinct (a dict's)
+    slots_[i] = Slot{pr.key.lo, pr.key.hi, uint32_t(len), index};
+    if (len > 16) longer_[index] = p;
+  }
+
+  struct Probe {
+    tokenforge::ShortKey key;
+    uint64_t hash;
+    const uint8_t* p;
   };
-  std::vector<Token> tokens;
-  tokens.reserve(size_t(PyDict_GET_SIZE(ranks.ptr())));
-  size_t cap = 16;
-  while (cap < 2 * size_t(PyDict_GET_SIZE(ranks.ptr()))) cap *= 2;
-  std::vector<uint64_t> slots(cap, 0);
-  auto hash = [](const char* p, size_t len) { return tokenforge::hash_bytes(reinterpret_cast<const uint8_t*>(p), len); };
-  auto tag_of = [](uint64_t h) { return (h >> 32 | 1) << 32; };
+  // p[0..len), p readable 16 bytes on; prefetches the first slot
+  Probe probe(const uint8_t* p, size_t len) const { return probe(p, p, len); }
+
+  uint32_t find(const Probe& pr) const {
+    for (size_t i = pr.hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.len == 0) return kNone;
+      if (s.lo == pr.key.lo && s.hi == pr.key.hi && s.len == pr.key.len &&
+          (s.len <= 16 || std::memcmp(longer_[s.index] + 16, pr.p + 16, s.len - 16) == 0))
+        return s.index;
+    }
+  }
+
+ private:
+  struct Slot {
+    uint64_t lo = 0, hi = 0;
+    uint32_t len = 0;  // 0: empty (no token is empty here)
+    uint32_t index = 0;
+  };
+  Probe probe(const uint8_t* first16, const uint8_t* p, size_t len) const {
+    Probe pr;
+    pr.key = tokenforge::short_key_unchecked(first16, std::min(len, size_t(16)));
+    pr.key.len = uint32_t(len);
+    pr.hash = len <= 16 ? tokenforge::hash_short(pr.key) : tokenforge::hash_bytes(p, len);
+    pr.p = p;
+    __builtin_prefetch(&slots_[pr.hash & mask_]);
+    return pr;
+  }
+  std::vector<Slot> slots_;
+  size_t mask_;
+  std::vector<const uint8_t*> longer_;  // by index: the bytes of the tokens longer than 16
+};
+
+// A set of ids (none is 2^32 - 1), open addressing.
+class IdSet {
+ public:
+  explicit IdSet(size_t n) : slots_(tokenforge::table_size_for(n), kEmpty), mask_(slots_.size() - 1) {}
+  bool insert(uint32_t id) {  // false if it was there
+    for (size_t i = size_t(tokenforge::hash_u64(id)) & mask_;; i = (i + 1) & mask_) {
+      if (slots_[i] == id) return false;
+      if (slots_[i] == kEmpty) return slots_[i] = id, true;
+    }
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = ~uint32_t(0);
+  std::vector<uint32_t> slots_;
+  size_t mask_;
+};
+
+// The rules [(left id, right id, merged id)] of model.merges written "left right" or [left, right],
+// every part and their concatenation a token of ranks ({bytes: id}, from byte_level_vocab), no pair
+// twice; or None. None also unless the ranks are plain (bytes -> int ids in [0, 2^32 - 1), each
+// id once): models/byte_bpe.Merges vouches for that, and ByteBPE then skips its own checks. No byte pairs are made (models/byte_bpe.Merges makes them from the ids when asked).
+// The merges are read in batches: each batch's parts are decoded and their table slots prefetched
+// first, then looked up (three lookups per merge into a table larger than the caches were most of
+// the time; Python dict lookups by new str keys before that).
+nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
+  const size_t num_tokens = size_t(PyDict_GET_SIZE(ranks.ptr()));
+  std::vector<PyObject*> ids;  // the ranks' id objects (borrowed), by the table's indices
+  ids.reserve(num_tokens);
+  TokenTable table(num_tokens);
   PyObject *key, *value;
   Py_ssize_t pos = 0;
+  IdSet distinct(num_tokens);
   while (PyDict_Next(ranks.ptr(), &pos, &key, &value)) {
-    if (!PyBytes_CheckExact(key)) return nb::none();
-    const char* d = PyBytes_AS_STRING(key);
+    if (!PyBytes_CheckExact(key) || !PyLong_CheckExact(value)) return nb::none();
+    int overflow = 0;
+    const long long id = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow || id < 0 || id >= 0xFFFFFFFFll || !distinct.insert(uint32_t(id))) return nb::none();
+    const auto* d = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(key));
     const size_t len = size_t(PyBytes_GET_SIZE(key));
-    const uint64_t h = hash(d, len);
-    size_t k = h & (cap - 1);
-    while (slots[k]) k = (k + 1) & (cap - 1);  // dict keys are distinct
-    slots[k] = tag_of(h) | tokens.size();
-    tokens.push_back(Token{d, len, key, value});
+    // the bytes stay alive in ranks while the table is used; an empty token is never looked up
+    // (a merge's parts are not empty), and the engine refuses it later
+    if (len) table.insert(d, len, uint32_t(ids.size()));
+    ids.push_back(value);
   }
-  auto find = [&](std::string_view v) -> const Token* {
-    const uint64_t h = hash(v.data(), v.size()), tag = tag_of(h);
-    for (size_t k = h & (cap - 1);; k = (k + 1) & (cap - 1)) {
-      const uint64_t slot = slots[k];
-      if (!slot) return nullptr;
-      if ((slot & ~0xFFFFFFFFull) != tag) continue;
-      const Token& t = tokens[slot & 0xFFFFFFFFull];
-      if (t.size == v.size() && std::memcmp(t.data, v.data(), v.size()) == 0) return &t;
-    }
-  };
   const size_t n = merges.size();
-  nb::object pairs = nb::steal(PyList_New(Py_ssize_t(n)));
   nb::object rules = nb::steal(PyList_New(Py_ssize_t(n)));
-  if (!pairs.is_valid() || !rules.is_valid()) throw nb::python_error();
-  // the pairs seen, as (left, right) slots of the table (0: empty), open addressing
+  if (!rules.is_valid()) throw nb::python_error();
+  // the pairs seen, as (left, right) indices + 1 (0: empty), open addressing
   size_t seen_cap = 16;
   while (seen_cap < 2 * n) seen_cap *= 2;
   std::vector<uint64_t> seen(seen_cap, 0);
-  auto first_time = [&](const Token* a, const Token* b) {
-    const uint64_t v = (uint64_t(a - tokens.data()) + 1) << 32 | uint64_t(b - tokens.data() + 1);
+  auto first_time = [&](uint32_t a, uint32_t b) {
+    const uint64_t v = (uint64_t(a) + 1) << 32 | (uint64_t(b) + 1);
     for (size_t k = (v * 0x9E3779B97F4A7C15ull) >> 20 & (seen_cap - 1);; k = (k + 1) & (seen_cap - 1)) {
       if (seen[k] == v) return false;
       if (seen[k] == 0) return seen[k] = v, true;
     }
   };
-  std::string both;
-  for (size_t k = 0; k < n; ++k) {
-    PyObject* m = PyList_GET_ITEM(merges.ptr(), Py_ssize_t(k));
-    both.clear();
-    size_t split;  // bytes of the left part
-    if (PyUnicode_CheckExact(m)) {
-      const Py_ssize_t len = PyUnicode_GET_LENGTH(m);
-      const Py_ssize_t space = PyUnicode_FindChar(m, ' ', 0, len, 1);
-      if (space == -2) throw nb::python_error();
-      if (space <= 0 || space == len - 1 || PyUnicode_FindChar(m, ' ', space + 1, len, 1) != -1) return nb::none();
-      if (!decode_chars(m, 0, space, both)) return nb::none();
-      split = both.size();
-      if (!decode_chars(m, space + 1, len, both)) return nb::none();
-    } else if (PyList_CheckExact(m) && PyList_GET_SIZE(m) == 2 && PyUnicode_CheckExact(PyList_GET_ITEM(m, 0)) &&
-               PyUnicode_CheckExact(PyList_GET_ITEM(m, 1))) {
-      PyObject *a = PyList_GET_ITEM(m, 0), *b = PyList_GET_ITEM(m, 1);
-      if (!decode_chars(a, 0, PyUnicode_GET_LENGTH(a), both)) return nb::none();
-      split = both.size();
-      if (!decode_chars(b, 0, PyUnicode_GET_LENGTH(b), both)) return nb::none();
-    } else {
-      return nb::none();
+  constexpr size_t kBatch = 16;
+  struct Parsed {
+    size_t at, split, total;  // in `bytes`: the merge's bytes start at `at`, the right part at at + split
+  };
+  std::string bytes;
+  Parsed parsed[kBatch];
+  TokenTable::Probe probes[kBatch][3];
+  for (size_t start = 0; start < n; start += kBatch) {
+    const size_t count = std::min(kBatch, n - start);
+    bytes.clear();
+    for (size_t j = 0; j < count; ++j) {  // decode the batch
+      PyObject* m = PyList_GET_ITEM(merges.ptr(), Py_ssize_t(start + j));
+      const size_t at = bytes.size();
+      size_t split;
+      if (PyUnicode_CheckExact(m)) {
+        const Py_ssize_t len = PyUnicode_GET_LENGTH(m);
+        const Py_ssize_t space = PyUnicode_FindChar(m, ' ', 0, len, 1);
+        if (space == -2) throw nb::python_error();
+        if (space <= 0 || space == len - 1 || PyUnicode_FindChar(m, ' ', space + 1, len, 1) != -1) return nb::none();
+        if (!decode_chars(m, 0, space, bytes)) return nb::none();
+        split = bytes.size() - at;
+        if (!decode_chars(m, space + 1, len, bytes)) return nb::none();
+      } else if (PyList_CheckExact(m) && PyList_GET_SIZE(m) == 2 && PyUnicode_CheckExact(PyList_GET_ITEM(m, 0)) &&
+                 PyUnicode_CheckExact(PyList_GET_ITEM(m, 1))) {
+        PyObject *a = PyList_GET_ITEM(m, 0), *b = PyList_GET_ITEM(m, 1);
+        if (!decode_chars(a, 0, PyUnicode_GET_LENGTH(a), bytes)) return nb::none();
+        split = bytes.size() - at;
+        if (!decode_chars(b, 0, PyUnicode_GET_LENGTH(b), bytes)) return nb::none();
+      } else {
+        return nb::none();
+      }
+      const size_t total = bytes.size() - at;
+      if (split == 0 || split == total) return nb::none();  // an empty part
+      parsed[j] = Parsed{at, split, total};
     }
-    if (split == 0 || split == both.size()) return nb::none();  // an empty part
-    const std::string_view all(both);
-    const Token *ia = find(all.substr(0, split)), *ib = find(all.substr(split)), *iab = find(all);
-    if (!ia || !ib || !iab) return nb::none();
-    if (!first_time(ia, ib)) return nb::none();
-    PyObject* pair = PyTuple_Pack(2, ia->bytes, ib->bytes);
-    PyObject* rule = PyTuple_Pack(3, ia->id, ib->id, iab->id);
-    if (!pair || !rule) {
-      Py_XDECREF(pair);
-      Py_XDECREF(rule);
-      throw nb::python_error();
+    bytes.append(16, '\0');  // keys read 16 bytes from any start
+    const auto* base = reinterpret_cast<const uint8_t*>(bytes.data());
+    for (size_t j = 0; j < count; ++j) {  // hash and prefetch
+      const Parsed& q = parsed[j];
+      probes[j][0] = table.probe(base + q.at, q.split);
+      probes[j][1] = table.probe(base + q.at + q.split, q.total - q.split);
+      probes[j][2] = table.probe(base + q.at, q.total);
     }
-    PyList_SET_ITEM(pairs.ptr(), Py_ssize_t(k), pair);
-    PyList_SET_ITEM(rules.ptr(), Py_ssize_t(k), rule);
+    for (size_t j = 0; j < count; ++j) {  // look up
+      const uint32_t a = table.find(probes[j][0]), b = table.find(probes[j][1]), ab = table.find(probes[j][2]);
+      if (a == TokenTable::kNone || b == TokenTable::kNone || ab == TokenTable::kNone) return nb::none();
+      if (!first_time(a, b)) return nb::none();
+      PyObject* rule = PyTuple_Pack(3, ids[a], ids[b], ids[ab]);
+      if (!rule) throw nb::python_error();
+      PyList_SET_ITEM(rules.ptr(), Py_ssize_t(start + j), rule);
+    }
   }
-  return nb::make_tuple(pairs, rules);
+  return rules;
 }
 
 // JSON read by a faster parser (orjson) is checked against its text: the number of object members

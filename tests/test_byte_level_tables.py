@@ -59,14 +59,32 @@ def test_merges_as_python_reads_them(gpt2):
     vocab, merges = gpt2
     ranks = _core.byte_level_vocab(vocab, {})
     token_bytes = _python_vocab(vocab)[1]
-    pairs, rules = _core.byte_level_merges(merges, ranks)
+    rules = _core.byte_level_merges(merges, ranks)
     want = [(token_bytes[a], token_bytes[b]) for a, b in (m.split(" ") for m in merges)]
-    assert pairs == want
     assert rules == [(ranks[a], ranks[b], ranks[a + b]) for a, b in want]
     as_lists = [m.split(" ") for m in merges]
-    assert _core.byte_level_merges(as_lists, ranks) == (pairs, rules)
-    model = ByteBPE(ranks, Merges(pairs, rules))
-    assert model._rules == ByteBPE(ranks, want)._rules
+    assert _core.byte_level_merges(as_lists, ranks) == rules
+    model, plain = ByteBPE(ranks, Merges(rules)), ByteBPE(ranks, want)
+    assert model._rules == plain._rules
+    assert model.to_dict() == plain.to_dict() and repr(model) == repr(plain)
+    assert model.merges_given == want and model.merges == want  # the pairs, made from the ids on first use
+
+
+def test_merges_of_long_tokens():
+    """Tokens past 16 bytes are kept in the second table (by pointer, not inline)."""
+    vocab = {to_chars(bytes([b])): b for b in range(256)}
+    merges, word = [], "a"
+    for n in range(2, 40):  # "aa", "aaa", ... up to 39 bytes, each the previous one + "a"
+        vocab[word + "a"] = 254 + n
+        merges.append(f"{word} a")
+        word += "a"
+    ranks = _core.byte_level_vocab(vocab, {})
+    rules = _core.byte_level_merges(merges, ranks)
+    assert rules == [(ranks[b"a" * (n - 1)], ranks[b"a"], ranks[b"a" * n]) for n in range(2, 40)]
+    assert _core.byte_level_merges(merges + [f"{'a' * 30} {'a' * 9}"], ranks)[-1] == (ranks[b"a" * 30], ranks[b"a" * 9],
+                                                                                     ranks[b"a" * 39])
+    assert _core.byte_level_merges(merges + [f"{'a' * 39} a"], ranks) is None  # 40 bytes: no token
+    assert _core.byte_level_merges(merges + [f"{'a' * 17} a"], ranks) is None  # the pair twice
 
 
 @pytest.mark.parametrize("bad", ["a", "a b c", " a", "a ", "a  b", "Ġ zzzz", "q \u0144", ["a"], ["a", 1], 5, "Ġt he"])

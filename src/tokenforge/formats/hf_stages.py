@@ -229,8 +229,8 @@ def _plain_byte_level(node, added: set):
         return None
     if not all(bytes([x]) in ranks for x in range(256)):
         return None
-    read = _core.byte_level_merges(merges, ranks)
-    return None if read is None else ByteBPE(ranks, Merges(*read), bool(node.get("ignore_merges", False)))
+    rules = _core.byte_level_merges(merges, ranks)
+    return None if rules is None else ByteBPE(ranks, Merges(rules), bool(node.get("ignore_merges", False)))
 
 
 def _bpe(source, node, byte_level: bool, added: set):

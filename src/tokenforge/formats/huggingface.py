@@ -188,10 +188,10 @@ def _plain_vocab(vocab: dict, special: dict[str, int]):
 
 def _plain_merges(merges: list, ranks: dict[bytes, int]):
     """Merges written "left right" (or [left, right]) with known parts and no pair twice, read
-    natively: byte pairs that carry their ids (models.byte_bpe.Merges); None otherwise (the loop in
-    `_merges` names the problem)."""
-    read = _core.byte_level_merges(merges, ranks)
-    return None if read is None else Merges(*read)
+    natively: their rules in ids (models.byte_bpe.Merges); None otherwise (the loop in `_merges`
+    names the problem)."""
+    rules = _core.byte_level_merges(merges, ranks)
+    return None if rules is None else Merges(rules)
 
 
 def _merges(source, merges, token_bytes: dict[str, bytes] | None, ranks: dict[bytes, int],

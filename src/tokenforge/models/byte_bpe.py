@@ -39,14 +39,16 @@ def native_encoder(tokens, merge_rules, whole_piece_lookup: bool, pat_str: str |
     return _core.Encoder(tokens, merge_rules, whole_piece_lookup, None, specials), False
 
 
-class Merges(list):
-    """Merges as byte pairs, each with (left id, right id, merged id) as the reader that made them
-    from the same vocabulary found them (formats/huggingface.py, natively): ByteBPE then takes the
-    ids as they are instead of looking every pair up again. The reader vouches that the ids are the
-    ones of the ranks it passes along."""
+class Merges:
+    """Merges read natively from a file against a vocabulary (formats/huggingface.py): only the
+    rules (left id, right id, merged id), in order. ByteBPE hands them to the engine as they are and
+    makes the byte pairs from the ids when they are asked for (saving a file, `merges`): a tuple of
+    byte strings per merge was most of loading a tokenizer.json. The reader vouches that the ids
+    are the ones of the ranks it passes along, and that those ranks are plain (bytes -> int ids in
+    [0, 2**32 - 1), each id once: `_core.byte_level_merges` checks it), so ByteBPE takes them
+    without a copy or its own checks."""
 
-    def __init__(self, pairs: list[tuple[bytes, bytes]], rules: list[tuple[int, int, int]]):
-        super().__init__(pairs)
+    def __init__(self, rules: list[tuple[int, int, int]]):
         self.rules = rules
 
 
@@ -68,18 +70,18 @@ class ByteBPE:
         # Construction works on whole columns (zip, map, set: no Python code per token), which made
         # loading a 128k-token vocabulary several times faster; anything unusual takes the loops
         # below, which name the problem.
-        self.ranks = dict(ranks)
-        if merges is None:
-            self.merges_given = None
-        elif isinstance(merges, Merges):
-            self.merges_given = list(merges)
+        self._pairs_unmade = isinstance(merges, Merges)  # made from the rules on first use
+        self.ranks = ranks if self._pairs_unmade else dict(ranks)
+        self._ranks_rule = merges is None
+        if merges is None or self._pairs_unmade:
+            self._merges_given = None
         else:
             lefts, rights = _columns(merges)
-            self.merges_given = list(zip(map(bytes, lefts), map(bytes, rights)))
+            self._merges_given = list(zip(map(bytes, lefts), map(bytes, rights)))
         # tiktoken's rule always emits a piece that is a token whole; with explicit merges that is
         # Hugging Face's `ignore_merges` option, off unless asked for.
         self.ignore_merges = merges is None if ignore_merges is None else bool(ignore_merges)
-        if not self._plainly_valid():
+        if not self._pairs_unmade and not self._plainly_valid():
             self._validate()
         # The engine splits every piece into its bytes first: a vocabulary without some single byte
         # could not encode text containing it. Refused here, so that a file without one does not
@@ -87,11 +89,27 @@ class ByteBPE:
         missing = next((b for b in range(256) if bytes((b,)) not in self.ranks), None)
         if missing is not None:
             raise ValueError(f"byte {missing} (0x{missing:02X}) is not a token; in byte-level BPE every single byte must be one")
-        self._by_id = dict(zip(self.ranks.values(), self.ranks.keys()))
+        self._by_id_made = None
         self._tokens = list(zip(self.ranks.values(), self.ranks.keys()))
         self._rules = merges.rules if isinstance(merges, Merges) else self._merge_rules()
         self._encoders: dict = {}
         self._plain_encoder = None
+
+    @property
+    def _by_id(self) -> dict[int, bytes]:
+        """id -> bytes, made on first use (decoding, saving)."""
+        if self._by_id_made is None:
+            self._by_id_made = dict(zip(self.ranks.values(), self.ranks.keys()))
+        return self._by_id_made
+
+    @property
+    def merges_given(self) -> list[tuple[bytes, bytes]] | None:
+        """The explicit merges as byte pairs, in order; None for tiktoken's rule (ranks only)."""
+        if self._pairs_unmade:
+            by_id = self._by_id
+            self._merges_given = [(by_id[a], by_id[b]) for a, b, _ in self._rules]
+            self._pairs_unmade = False
+        return self._merges_given
 
     @property
     def _plain(self):
@@ -144,7 +162,7 @@ class ByteBPE:
         hit = self._encoders.get(key)
         if hit is None:
             spec = [(s.encode("utf-8"), i) for s, i in specials]
-            if self.merges_given == []:
+            if not self._pairs_unmade and self.merges_given == []:
                 # No merges at all: HF gives single bytes. The native rule for an empty merge list is
                 # tiktoken's, so the engine gets a rule that can never fire instead.
                 ids = set(self.ranks.values())
@@ -175,7 +193,7 @@ class ByteBPE:
 
         b = from_chars(piece)
         b = piece.encode("utf-8") if b is None else b
-        if self.merges_given is None:
+        if self._ranks_rule:
             return reference.bpe_piece(self.ranks, b) if hasattr(reference, "bpe_piece") else self.encode_pieces([piece])
         return self.encode_pieces([piece])
 
@@ -228,8 +246,8 @@ class ByteBPE:
 
         ranks = self.ranks
         return {"vocab": [[i, base64.b64encode(b).decode("ascii")] for b, i in sorted(ranks.items(), key=lambda kv: kv[1])],
-                "merges": None if self.merges_given is None else [[ranks[a], ranks[b]] for a, b in self.merges_given],
+                "merges": None if self._ranks_rule else [[a, b] for a, b, _ in self._rules],
                 "ignore_merges": self.ignore_merges}
 
     def __repr__(self) -> str:
-        return f"ByteBPE(vocab_size={len(self.ranks)}, merges={'ranks' if self.merges_given is None else len(self.merges_given)})"
+        return f"ByteBPE(vocab_size={len(self.ranks)}, merges={'ranks' if self._ranks_rule else len(self._rules)})"

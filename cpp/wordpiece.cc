@@ -1,6 +1,8 @@
 #include "wordpiece.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "hash_maps.h"
 
@@ -15,26 +17,79 @@ std::unique_ptr<WordPieceModel> WordPieceModel::create(const std::vector<std::pa
                                                        const std::string& prefix, uint32_t unk_id, size_t max_chars,
                                                        std::string* error) {
   std::unique_ptr<WordPieceModel> m(new WordPieceModel());
-  m->nodes_.resize(2);  // the two roots: word start, continuation
-  m->edges_.assign(1024, Edge{});
   m->unk_id_ = unk_id;
   m->max_chars_ = max_chars;
+  // The keys of each root, sorted (stable: of two equal texts the first is kept, as before): every
+  // token from the word-start root (HF looks the raw text up first), the continuation tokens
+  // without their prefix from the other.
+  struct Key {
+    uint64_t first8;  // the first 8 bytes, big-endian, zero-padded: most comparisons end here
+    std::string_view bytes;
+    uint32_t id;
+  };
+  auto key_of = [](std::string_view b, uint32_t id) {
+    uint64_t first8 = 0;
+    for (size_t i = 0; i < 8; ++i) first8 = first8 << 8 | (i < b.size() ? uint8_t(b[i]) : 0);
+    return Key{first8, b, id};
+  };
+  std::vector<Key> starts, continuations;
+  starts.reserve(tokens.size());
   for (const auto& [id, text] : tokens) {
     if (text.empty()) {
       *error = "token " + std::to_string(id) + " is empty";
       return nullptr;
     }
-    const uint8_t* p = reinterpret_cast<const uint8_t*>(text.data());
-    // Every token can start a word, the continuation ones too (HF looks the raw text up first).
-    m->insert(m->root_, p, text.size(), id);
+    starts.push_back(key_of(text, id));
+    if (prefix.empty())
+      continuations.push_back(key_of(text, id));
+    else if (text.size() > prefix.size() && text.compare(0, prefix.size(), prefix) == 0)
+      continuations.push_back(key_of(std::string_view(text).substr(prefix.size()), id));
   }
-  for (const auto& [id, text] : tokens) {
-    if (!prefix.empty() && text.size() > prefix.size() && text.compare(0, prefix.size(), prefix) == 0) {
-      const uint8_t* p = reinterpret_cast<const uint8_t*>(text.data()) + prefix.size();
-      m->insert(m->cont_root_, p, text.size() - prefix.size(), id);
-    } else if (prefix.empty()) {
-      m->insert(m->cont_root_, reinterpret_cast<const uint8_t*>(text.data()), text.size(), id);
+  auto by_bytes = [](const Key& a, const Key& b) {
+    return a.first8 != b.first8 ? a.first8 < b.first8 : a.bytes < b.bytes;
+  };
+  std::stable_sort(starts.begin(), starts.end(), by_bytes);
+  std::stable_sort(continuations.begin(), continuations.end(), by_bytes);
+  // Sorted, a key shares its first lcp bytes with the previous one: those nodes exist, and every
+  // node below them is new. So the edges are listed first, without a lookup (node ids are given
+  // in order), then placed in a table sized once, each slot prefetched some edges ahead: looking
+  // every byte of every token up in the table, a cache miss each, was most of loading a 30k-token
+  // vocabulary.
+  auto lcp = [](std::string_view a, std::string_view b) {
+    size_t n = std::min(a.size(), b.size()), i = 0;
+    while (i < n && a[i] == b[i]) ++i;
+    return i;
+  };
+  m->nodes_.resize(2);  // the two roots: word start, continuation
+  std::vector<Edge> edges;
+  std::vector<uint32_t> path;  // path[i]: the node after i + 1 bytes of the previous key
+  for (const auto* keys : {&starts, &continuations}) {
+    const uint32_t root = keys == &starts ? m->root_ : m->cont_root_;
+    path.clear();
+    std::string_view previous;
+    for (const Key& key : *keys) {
+      const size_t shared = lcp(previous, key.bytes);
+      path.resize(shared);
+      uint32_t node = shared ? path.back() : root;
+      for (size_t i = shared; i < key.bytes.size(); ++i) {
+        const uint32_t child = uint32_t(m->nodes_.size());
+        m->nodes_.push_back(Node{});
+        edges.push_back(Edge{edge_key(node, uint8_t(key.bytes[i])), child});
+        node = child;
+        path.push_back(node);
+      }
+      if (m->nodes_[node].token < 0) m->nodes_[node].token = key.id;
+      previous = key.bytes;
     }
+  }
+  m->edges_.assign(std::max<size_t>(1024, table_size_for(edges.size())), Edge{});
+  const size_t mask = m->edges_.size() - 1;
+  constexpr size_t kAhead = 16;
+  for (size_t e = 0; e < edges.size(); ++e) {
+    if (e + kAhead < edges.size()) __builtin_prefetch(&m->edges_[edge_hash(edges[e + kAhead].key) & mask], 1);
+    size_t i = edge_hash(edges[e].key) & mask;
+    while (m->edges_[i].key != ~0ull) i = (i + 1) & mask;
+    m->edges_[i] = edges[e];
   }
   return m;
 }
@@ -47,41 +102,6 @@ uint32_t WordPieceModel::child(uint32_t node, uint8_t b) const {
     if (e.key == k) return e.child;
     if (e.key == ~0ull) return 0;
   }
-}
-
-void WordPieceModel::grow() {
-  std::vector<Edge> old;
-  old.swap(edges_);
-  edges_.assign(old.size() * 2, Edge{});
-  size_t mask = edges_.size() - 1;
-  for (const Edge& e : old) {
-    if (e.key == ~0ull) continue;
-    size_t i = edge_hash(e.key) & mask;
-    while (edges_[i].key != ~0ull) i = (i + 1) & mask;
-    edges_[i] = e;
-  }
-}
-
-uint32_t WordPieceModel::add_child(uint32_t node, uint8_t b) {
-  uint32_t c = child(node, b);
-  if (c) return c;
-  if ((num_edges_ + 1) * 2 > edges_.size()) grow();
-  c = uint32_t(nodes_.size());
-  nodes_.push_back(Node{});
-  uint64_t k = edge_key(node, b);
-  size_t mask = edges_.size() - 1;
-  size_t i = edge_hash(k) & mask;
-  while (edges_[i].key != ~0ull) i = (i + 1) & mask;
-  edges_[i] = Edge{k, c};
-  ++num_edges_;
-  return c;
-}
-
-void WordPieceModel::insert(uint32_t root, const uint8_t* p, size_t n, uint32_t id) {
-  uint32_t node = root;
-  for (size_t i = 0; i < n; ++i) node = add_child(node, p[i]);
-  // Two tokens with the same text cannot happen (the Python side checks); keep the first.
-  if (nodes_[node].token < 0) nodes_[node].token = id;
 }
 
 void WordPieceModel::encode_word(const uint8_t* w, size_t n, std::vector<uint32_t>& out) const {

@@ -33,8 +33,6 @@ class WordPieceModel {
     int64_t token = -1;  // id of the token ending here, or -1
   };
   uint32_t child(uint32_t node, uint8_t b) const;  // 0 = none (the root is never a child)
-  uint32_t add_child(uint32_t node, uint8_t b);
-  void insert(uint32_t root, const uint8_t* p, size_t n, uint32_t id);
 
   // Edges (node, byte) -> child in one open-addressing table.
   struct Edge {
@@ -42,8 +40,6 @@ class WordPieceModel {
     uint32_t child = 0;
   };
   std::vector<Edge> edges_;
-  size_t num_edges_ = 0;
-  void grow();
 
   std::vector<Node> nodes_;
   uint32_t root_ = 0, cont_root_ = 1;

@@ -104,11 +104,73 @@ nb::list encode_texts_impl(const M& m, nb::list texts, int how, size_t num_threa
   return out;
 }
 
+// Appends the UTF-8 of str s to out, written from its characters; a lone surrogate raises
+// UnicodeEncodeError (a ValueError), as str.encode does.
+void append_utf8(PyObject* s, std::string& out) {
+  const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+  if (PyUnicode_IS_ASCII(s)) {
+    out.append(static_cast<const char*>(PyUnicode_DATA(s)), size_t(n));
+    return;
+  }
+  const int kind = PyUnicode_KIND(s);
+  const void* data = PyUnicode_DATA(s);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const Py_UCS4 c = PyUnicode_READ(kind, data, i);
+    if (c < 0x80) {
+      out.push_back(char(c));
+    } else if (c < 0x800) {
+      out.push_back(char(0xC0 | c >> 6));
+      out.push_back(char(0x80 | (c & 0x3F)));
+    } else if (c < 0x10000) {
+      if (c >= 0xD800 && c < 0xE000) {  // let CPython raise its error
+        Py_ssize_t size;
+        if (!PyUnicode_AsUTF8AndSize(s, &size)) throw nb::python_error();
+        throw nb::value_error("a token contains a lone surrogate");
+      }
+      out.push_back(char(0xE0 | c >> 12));
+      out.push_back(char(0x80 | (c >> 6 & 0x3F)));
+      out.push_back(char(0x80 | (c & 0x3F)));
+    } else {
+      out.push_back(char(0xF0 | c >> 18));
+      out.push_back(char(0x80 | (c >> 12 & 0x3F)));
+      out.push_back(char(0x80 | (c >> 6 & 0x3F)));
+      out.push_back(char(0x80 | (c & 0x3F)));
+    }
+  }
+}
+
 struct PyWordPiece {
   std::unique_ptr<WordPieceModel> model;
 
   PyWordPiece(const std::vector<std::pair<uint32_t, std::string>>& tokens, const std::string& prefix, uint32_t unk_id,
               size_t max_chars) {
+    std::string error;
+    model = WordPieceModel::create(tokens, prefix, unk_id, max_chars, &error);
+    if (!model) throw nb::value_error(error.c_str());
+  }
+
+  // From the vocabulary {token: id} itself, without the tokens in `excluded` (the special ones):
+  // no list of pairs, and each str written as UTF-8 straight from its characters (asking a fresh
+  // non-ASCII str for its UTF-8 makes CPython allocate and keep a copy inside it: a third of
+  // loading a 30k-token BERT vocabulary). The ids were checked by the Python model.
+  PyWordPiece(nb::dict vocab, nb::set excluded, const std::string& prefix, uint32_t unk_id, size_t max_chars) {
+    std::vector<std::pair<uint32_t, std::string>> tokens;
+    tokens.reserve(size_t(PyDict_GET_SIZE(vocab.ptr())));
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(vocab.ptr(), &pos, &key, &value)) {
+      const int skip = PySet_Contains(excluded.ptr(), key);
+      if (skip < 0) throw nb::python_error();
+      if (skip) continue;
+      if (!PyUnicode_Check(key)) throw nb::type_error("vocabulary tokens must be str");
+      const unsigned long id = PyLong_AsUnsignedLong(value);
+      if (PyErr_Occurred() || id > 0xFFFFFFFFul) {
+        PyErr_Clear();
+        throw nb::type_error("vocabulary ids must be ints in [0, 2**32)");
+      }
+      tokens.emplace_back(uint32_t(id), std::string());
+      append_utf8(key, tokens.back().second);
+    }
     std::string error;
     model = WordPieceModel::create(tokens, prefix, unk_id, max_chars, &error);
     if (!model) throw nb::value_error(error.c_str());
@@ -277,6 +339,8 @@ void bind_other_models(nb::module_& m) {
   nb::class_<PyWordPiece>(m, "WordPiece")
       .def(nb::init<const std::vector<std::pair<uint32_t, std::string>>&, const std::string&, uint32_t, size_t>(),
            nb::arg("tokens"), nb::arg("prefix"), nb::arg("unk_id"), nb::arg("max_chars"))
+      .def(nb::init<nb::dict, nb::set, const std::string&, uint32_t, size_t>(), nb::arg("vocab"), nb::arg("excluded"),
+           nb::arg("prefix"), nb::arg("unk_id"), nb::arg("max_chars"))
       .def("encode_words", &PyWordPiece::encode_words, nb::arg("words"))
       .def("encode_batch", &PyWordPiece::encode_batch, nb::arg("batch"), nb::arg("num_threads"))
       .def("encode_text", &PyWordPiece::encode_text, nb::arg("text"), nb::arg("how"))

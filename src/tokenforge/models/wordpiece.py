@@ -51,12 +51,19 @@ class WordPiece(NativeWordModel):
         if unk_token not in self.special_tokens:
             self.special_tokens.append(unk_token)
         # Special tokens are never matched inside text (a literal "[UNK]" word is encoded as text).
-        matchable = dict(self.vocab)
-        for t in self.special_tokens:
-            matchable.pop(t, None)
-        self._native = _core.WordPiece(list(zip(matchable.values(), matchable)), self.prefix, self.unk_id,
+        self._native = _core.WordPiece(self.vocab, set(self.special_tokens), self.prefix, self.unk_id,
                                        max_input_chars_per_word)
-        self._matchable = matchable  # token -> id, for the reference below
+        self._matchable_made = None
+
+    @property
+    def _matchable(self) -> dict[str, int]:
+        """token -> id without the special tokens, for the reference below (made on first use)."""
+        if self._matchable_made is None:
+            matchable = dict(self.vocab)
+            for t in self.special_tokens:
+                matchable.pop(t, None)
+            self._matchable_made = matchable
+        return self._matchable_made
 
     # -- encoding ---------------------------------------------------------------------------------
     def encode_word_reference(self, word: str) -> list[int]:

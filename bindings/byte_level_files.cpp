@@ -94,6 +94,29 @@ bool decode_chars(PyObject* s, Py_ssize_t begin, Py_ssize_t end, std::string& ou
   return true;
 }
 
+// The bytes of a merge written "left right" (one space, GPT-2's alphabet otherwise), appended to
+// out; *split: out's size where the right part starts. False for anything else.
+bool decode_merge(PyObject* s, std::string& out, size_t* split) {
+  const Alphabet& abc = alphabet();
+  const int kind = PyUnicode_KIND(s);
+  const void* data = PyUnicode_DATA(s);
+  const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+  bool spaced = false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const Py_UCS4 c = PyUnicode_READ(kind, data, i);
+    if (c == ' ') {
+      if (spaced) return false;
+      spaced = true;
+      *split = out.size();
+    } else if (c >= 0x144 || abc.byte_of[c] < 0) {
+      return false;
+    } else {
+      out.push_back(char(abc.byte_of[c]));
+    }
+  }
+  return spaced;
+}
+
 // The tokens' bytes -> their index in the ranks, for byte_level_merges: an open-addressing table
 // whose 24-byte slots hold a token's first 16 bytes, its length and its index (a lookup of a token
 // of up to 16 bytes reads one slot, no pointer to follow; a longer one compares the rest through
@@ -105,15 +128,27 @@ class TokenTable {
   static constexpr uint32_t kNone = ~uint32_t(0);
   explicit TokenTable(size_t n) : slots_(tokenforge::table_size_for(n)), mask_(slots_.size() - 1), longer_(n) {}
 
-  // index < n; p[0..len) must stay alive (it need not be readable 16 bytes on)
-  void insert(const uint8_t* p, size_t len, uint32_t index) {
-    uint8_t buf[16] = {0};
-    std::memcpy(buf, p, std::min(len, size_t(16)));
-    const Probe pr = probe(buf, p, len);
-    size_t i = pr.hash & mask_;
-    while (slots_[i].len) i = (i + 1) & mask_;  // the keys are distinct (a dict's)
-    slots_[i] = Slot{pr.key.lo, pr.key.hi, uint32_t(len), index};
-    if (len > 16) longer_[index] = p;
+  // Fills the table with tokens[i] (bytes that stay alive) -> i: every hash first,
+  // then each slot prefetched some tokens ahead of its insertion (an insertion is otherwise a
+  // cache miss waited for).
+  void build(const std::vector<std::string_view>& tokens) {
+    std::vector<Probe> probes;
+    probes.reserve(tokens.size());
+    for (std::string_view t : tokens) {
+      uint8_t buf[16] = {0};
+      std::memcpy(buf, t.data(), std::min(t.size(), size_t(16)));
+      probes.push_back(probe(buf, reinterpret_cast<const uint8_t*>(t.data()), t.size(), false));
+    }
+    constexpr size_t kAhead = 16;
+    for (size_t k = 0; k < probes.size(); ++k) {
+      if (k + kAhead < probes.size()) __builtin_prefetch(&slots_[probes[k + kAhead].hash & mask_], 1);
+      const Probe& pr = probes[k];
+      if (pr.key.len == 0) continue;  // never looked up (a merge's parts are not empty); the engine refuses it
+      size_t i = pr.hash & mask_;
+      while (slots_[i].len) i = (i + 1) & mask_;  // the keys are distinct (a dict's)
+      slots_[i] = Slot{pr.key.lo, pr.key.hi, pr.key.len, uint32_t(k)};
+      if (pr.key.len > 16) longer_[k] = pr.p;
+    }
   }
 
   struct Probe {
@@ -122,7 +157,7 @@ class TokenTable {
     const uint8_t* p;
   };
   // p[0..len), p readable 16 bytes on; prefetches the first slot
-  Probe probe(const uint8_t* p, size_t len) const { return probe(p, p, len); }
+  Probe probe(const uint8_t* p, size_t len) const { return probe(p, p, len, true); }
 
   uint32_t find(const Probe& pr) const {
     for (size_t i = pr.hash & mask_;; i = (i + 1) & mask_) {
@@ -140,13 +175,13 @@ class TokenTable {
     uint32_t len = 0;  // 0: empty (no token is empty here)
     uint32_t index = 0;
   };
-  Probe probe(const uint8_t* first16, const uint8_t* p, size_t len) const {
+  Probe probe(const uint8_t* first16, const uint8_t* p, size_t len, bool prefetch) const {
     Probe pr;
     pr.key = tokenforge::short_key_unchecked(first16, std::min(len, size_t(16)));
     pr.key.len = uint32_t(len);
     pr.hash = len <= 16 ? tokenforge::hash_short(pr.key) : tokenforge::hash_bytes(p, len);
     pr.p = p;
-    __builtin_prefetch(&slots_[pr.hash & mask_]);
+    if (prefetch) __builtin_prefetch(&slots_[pr.hash & mask_]);
     return pr;
   }
   std::vector<Slot> slots_;
@@ -154,22 +189,28 @@ class TokenTable {
   std::vector<const uint8_t*> longer_;  // by index: the bytes of the tokens longer than 16
 };
 
-// A set of ids (none is 2^32 - 1), open addressing.
-class IdSet {
- public:
-  explicit IdSet(size_t n) : slots_(tokenforge::table_size_for(n), kEmpty), mask_(slots_.size() - 1) {}
-  bool insert(uint32_t id) {  // false if it was there
-    for (size_t i = size_t(tokenforge::hash_u64(id)) & mask_;; i = (i + 1) & mask_) {
-      if (slots_[i] == id) return false;
-      if (slots_[i] == kEmpty) return slots_[i] = id, true;
+// Whether no id appears twice: a bitmap when the ids are dense enough (they are in real files),
+// else an open-addressing set.
+bool all_distinct(const std::vector<uint32_t>& ids, uint32_t max_id) {
+  if (size_t(max_id) < 64 * ids.size() + 4096) {
+    std::vector<uint64_t> bits(size_t(max_id) / 64 + 1, 0);
+    for (uint32_t id : ids) {
+      const uint64_t bit = uint64_t(1) << (id & 63);
+      if (bits[id >> 6] & bit) return false;
+      bits[id >> 6] |= bit;
     }
+    return true;
   }
-
- private:
-  static constexpr uint32_t kEmpty = ~uint32_t(0);
-  std::vector<uint32_t> slots_;
-  size_t mask_;
-};
+  std::vector<uint32_t> slots(tokenforge::table_size_for(ids.size()), ~uint32_t(0));  // no id is 2^32 - 1
+  const size_t mask = slots.size() - 1;
+  for (uint32_t id : ids) {
+    size_t i = size_t(tokenforge::hash_u64(id)) & mask;
+    for (; slots[i] != ~uint32_t(0); i = (i + 1) & mask)
+      if (slots[i] == id) return false;
+    slots[i] = id;
+  }
+  return true;
+}
 
 // The rules [(left id, right id, merged id)] of model.merges written "left right" or [left, right],
 // every part and their concatenation a token of ranks ({bytes: id}, from byte_level_vocab), no pair
@@ -182,22 +223,27 @@ nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
   const size_t num_tokens = size_t(PyDict_GET_SIZE(ranks.ptr()));
   std::vector<PyObject*> ids;  // the ranks' id objects (borrowed), by the table's indices
   ids.reserve(num_tokens);
-  TokenTable table(num_tokens);
+  std::vector<std::string_view> token_bytes;  // by the table's indices, as ids
+  token_bytes.reserve(num_tokens);
+  std::vector<uint32_t> id_values;
+  id_values.reserve(num_tokens);
+  uint32_t max_id = 0;
   PyObject *key, *value;
   Py_ssize_t pos = 0;
-  IdSet distinct(num_tokens);
   while (PyDict_Next(ranks.ptr(), &pos, &key, &value)) {
     if (!PyBytes_CheckExact(key) || !PyLong_CheckExact(value)) return nb::none();
     int overflow = 0;
     const long long id = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (overflow || id < 0 || id >= 0xFFFFFFFFll || !distinct.insert(uint32_t(id))) return nb::none();
-    const auto* d = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(key));
-    const size_t len = size_t(PyBytes_GET_SIZE(key));
-    // the bytes stay alive in ranks while the table is used; an empty token is never looked up
-    // (a merge's parts are not empty), and the engine refuses it later
-    if (len) table.insert(d, len, uint32_t(ids.size()));
+    if (overflow || id < 0 || id >= 0xFFFFFFFFll) return nb::none();
+    // the bytes stay alive in ranks while the table is used
+    token_bytes.emplace_back(PyBytes_AS_STRING(key), size_t(PyBytes_GET_SIZE(key)));
     ids.push_back(value);
+    id_values.push_back(uint32_t(id));
+    max_id = std::max(max_id, uint32_t(id));
   }
+  if (!all_distinct(id_values, max_id)) return nb::none();
+  TokenTable table(num_tokens);
+  table.build(token_bytes);
   const size_t n = merges.size();
   nb::object rules = nb::steal(PyList_New(Py_ssize_t(n)));
   if (!rules.is_valid()) throw nb::python_error();
@@ -227,13 +273,8 @@ nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
       const size_t at = bytes.size();
       size_t split;
       if (PyUnicode_CheckExact(m)) {
-        const Py_ssize_t len = PyUnicode_GET_LENGTH(m);
-        const Py_ssize_t space = PyUnicode_FindChar(m, ' ', 0, len, 1);
-        if (space == -2) throw nb::python_error();
-        if (space <= 0 || space == len - 1 || PyUnicode_FindChar(m, ' ', space + 1, len, 1) != -1) return nb::none();
-        if (!decode_chars(m, 0, space, bytes)) return nb::none();
-        split = bytes.size() - at;
-        if (!decode_chars(m, space + 1, len, bytes)) return nb::none();
+        if (!decode_merge(m, bytes, &split)) return nb::none();
+        split -= at;
       } else if (PyList_CheckExact(m) && PyList_GET_SIZE(m) == 2 && PyUnicode_CheckExact(PyList_GET_ITEM(m, 0)) &&
                  PyUnicode_CheckExact(PyList_GET_ITEM(m, 1))) {
         PyObject *a = PyList_GET_ITEM(m, 0), *b = PyList_GET_ITEM(m, 1);

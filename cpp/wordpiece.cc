@@ -26,11 +26,12 @@ std::unique_ptr<WordPieceModel> WordPieceModel::create(const std::vector<std::pa
     uint64_t first8;  // the first 8 bytes, big-endian, zero-padded: most comparisons end here
     std::string_view bytes;
     uint32_t id;
+    uint32_t shared;  // once sorted: the length of the prefix shared with the key before
   };
   auto key_of = [](std::string_view b, uint32_t id) {
     uint64_t first8 = 0;
     for (size_t i = 0; i < 8; ++i) first8 = first8 << 8 | (i < b.size() ? uint8_t(b[i]) : 0);
-    return Key{first8, b, id};
+    return Key{first8, b, id, 0};
   };
   std::vector<Key> starts, continuations;
   starts.reserve(tokens.size());
@@ -55,20 +56,30 @@ std::unique_ptr<WordPieceModel> WordPieceModel::create(const std::vector<std::pa
   // in order), then placed in a table sized once, each slot prefetched some edges ahead: looking
   // every byte of every token up in the table, a cache miss each, was most of loading a 30k-token
   // vocabulary.
-  auto lcp = [](std::string_view a, std::string_view b) {
-    size_t n = std::min(a.size(), b.size()), i = 0;
-    while (i < n && a[i] == b[i]) ++i;
+  auto lcp = [](const Key& a, const Key& b) {  // the length of their common prefix
+    const size_t n = std::min(a.bytes.size(), b.bytes.size());
+    if (a.first8 != b.first8) return std::min(n, size_t(__builtin_clzll(a.first8 ^ b.first8) / 8));
+    size_t i = std::min(n, size_t(8));
+    while (i < n && a.bytes[i] == b.bytes[i]) ++i;
     return i;
   };
+  size_t num_edges = 0;
+  for (auto* keys : {&starts, &continuations})
+    for (size_t k = 0; k < keys->size(); ++k) {
+      Key& key = (*keys)[k];
+      key.shared = k ? uint32_t(lcp((*keys)[k - 1], key)) : 0;
+      num_edges += key.bytes.size() - key.shared;
+    }
+  m->nodes_.reserve(2 + num_edges);
   m->nodes_.resize(2);  // the two roots: word start, continuation
   std::vector<Edge> edges;
+  edges.reserve(num_edges);
   std::vector<uint32_t> path;  // path[i]: the node after i + 1 bytes of the previous key
   for (const auto* keys : {&starts, &continuations}) {
     const uint32_t root = keys == &starts ? m->root_ : m->cont_root_;
     path.clear();
-    std::string_view previous;
     for (const Key& key : *keys) {
-      const size_t shared = lcp(previous, key.bytes);
+      const size_t shared = key.shared;
       path.resize(shared);
       uint32_t node = shared ? path.back() : root;
       for (size_t i = shared; i < key.bytes.size(); ++i) {
@@ -79,7 +90,6 @@ std::unique_ptr<WordPieceModel> WordPieceModel::create(const std::vector<std::pa
         path.push_back(node);
       }
       if (m->nodes_[node].token < 0) m->nodes_[node].token = key.id;
-      previous = key.bytes;
     }
   }
   m->edges_.assign(std::max<size_t>(1024, table_size_for(edges.size())), Edge{});

@@ -144,6 +144,26 @@ def test_native_equals_reference(vw):
     assert wp.encode_words(words) == wp.encode_words_reference(words)
 
 
+@st.composite
+def long_vocab_and_words(draw):
+    """Tokens past 8 bytes sharing long prefixes, with NUL characters (the native trie is built
+    from the sorted keys, comparing their first 8 bytes as one zero-padded integer first)."""
+    alphabet = "a\x00bé"
+    stems = draw(st.lists(st.text(alphabet, min_size=6, max_size=10), min_size=1, max_size=4))
+    pieces = draw(st.sets(st.tuples(st.sampled_from(stems), st.text(alphabet, max_size=4)), min_size=1, max_size=30))
+    tokens = ["[UNK]"] + sorted({s + t for s, t in pieces}) + sorted({"##" + t for _, t in pieces if t})
+    words = draw(st.lists(st.tuples(st.sampled_from(stems), st.text(alphabet, max_size=14)).map("".join), max_size=20))
+    return {t: i for i, t in enumerate(tokens)}, words
+
+
+@settings(max_examples=300, deadline=None)
+@given(long_vocab_and_words())
+def test_native_equals_reference_long_tokens(vw):
+    vocab, words = vw
+    wp = models.WordPiece(vocab, max_input_chars_per_word=40)
+    assert wp.encode_words(words) == wp.encode_words_reference(words)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.dictionaries(st.text("abcd#", min_size=1, max_size=8), st.integers(1, 20), max_size=15), st.integers(5, 40))
 def test_trainer_native_equals_reference(counts, vocab_size):

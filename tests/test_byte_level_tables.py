@@ -112,3 +112,12 @@ def test_duplicate_merge_is_named(tmp_path, gpt2):
     text = (SHARED / "corpora" / "taylorswift.txt").read_text(encoding="utf-8")[:20000]
     assert tok.encode(text) == tokenizers.Tokenizer.from_file(str(path)).encode(text).ids
     assert tok.merges == [(from_chars(a), from_chars(b)) for a, b in (m.split(" ") for m in merges)]
+
+
+def test_vocab_by_id():
+    vocab = {"a": 0, "b": 1, "##c": 7}
+    assert _core.vocab_by_id(vocab) == {0: "a", 1: "b", 7: "##c"}
+    assert _core.vocab_by_id({}) == {}
+    for bad in ({"": 2}, {"d": True}, {"d": -1}, {"d": 2**32 - 1}, {"d": 2**70}, {"d": 1.0}, {"d": 0}, {5: 3}):
+        assert _core.vocab_by_id({**vocab, **bad}) is None, bad
+    assert _core.vocab_by_id([("a", 0)]) is None

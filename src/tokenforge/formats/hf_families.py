@@ -34,6 +34,7 @@ import json
 
 import regex
 
+from .. import _core
 from ..outputs import write_atomic
 from ._common import check_hf_envelope, fail, hf_limits_json
 
@@ -145,9 +146,8 @@ def _load(path, obj, **overrides):
 def _vocab(source, vocab) -> dict[str, int]:
     if not isinstance(vocab, dict):
         fail(source, "model.vocab", "missing or not an object")
-    ids = vocab.values()
-    if "" not in vocab and (not ids or (set(map(type, ids)) == {int} and min(ids) >= 0 and len(set(ids)) == len(ids))):
-        return dict(vocab)  # checked as whole columns; the loop below names what is wrong
+    if _core.vocab_by_id(vocab) is not None:
+        return vocab  # checked natively in one pass; the loop below names what is wrong
     seen: dict[int, str] = {}
     for s, i in vocab.items():
         where = f"model.vocab[{s!r}]"

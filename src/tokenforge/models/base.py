@@ -21,14 +21,8 @@ class Model:
 
     def __init__(self, vocab: Mapping[str, int], special_tokens: Iterable[str] = ()):
         vocab = dict(vocab)
-        values = vocab.values()
-        # checked as whole columns (a 30k vocabulary: 10 ms of loop); the loop names what is wrong
-        ids = None
-        if not vocab or (set(map(type, values)) == {int} and set(map(type, vocab)) == {str} and "" not in vocab
-                         and min(values) >= 0 and max(values) < 2**32 - 1):
-            ids = dict(zip(values, vocab))
-            if len(ids) != len(vocab):
-                ids = None
+        # checked natively in one pass (a 30k vocabulary: 10 ms of loop); the loop names what is wrong
+        ids = _core.vocab_by_id(vocab)
         if ids is None:
             ids = {}
             for t, i in vocab.items():

@@ -111,6 +111,33 @@ def explicit_merges(tok) -> tuple[list[tuple[bytes, bytes]], bool]:
     return (tok.merges if state["merges"] is None else state["merges"]), state["ignore_merges"]
 
 
+# Parts of a tokenizer.json that tokenforge may leave out when asked (they never change how text
+# maps to tokens).
+IGNORABLE = ("post_processor", "truncation", "padding", "decoder")
+
+
+def ignored_parts(overrides: dict) -> set[str]:
+    """The parts named by `ignore=` (taken out of overrides), checked against IGNORABLE."""
+    ignore = overrides.pop("ignore", ())
+    ignore = {ignore} if isinstance(ignore, str) else set(ignore)
+    if not ignore <= set(IGNORABLE):
+        raise ValueError(f"ignore= may name {', '.join(IGNORABLE)}; not {sorted(ignore - set(IGNORABLE))}")
+    return ignore
+
+
+def malformed_is_value_error(load):
+    """load(path, obj, **overrides) of a tokenizer.json reader, with a TypeError, AttributeError,
+    KeyError or IndexError (a value of the wrong JSON type somewhere the checks do not name: still
+    the file's fault) turned into a ValueError naming the file."""
+    def checked(path, obj, **overrides):
+        try:
+            return load(path, obj, **overrides)
+        except (TypeError, AttributeError, KeyError, IndexError) as e:
+            fail(path, None, f"malformed tokenizer.json ({type(e).__name__}: {e})")
+    checked.__doc__ = load.__doc__
+    return checked
+
+
 # The top-level fields of a Hugging Face tokenizer.json.
 HF_TOP_KEYS = {"version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "post_processor",
                "decoder", "model"}

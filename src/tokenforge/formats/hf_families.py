@@ -36,9 +36,8 @@ import regex
 
 from .. import _core
 from ..outputs import write_atomic
-from ._common import check_hf_envelope, fail, hf_limits_json
+from ._common import check_hf_envelope, fail, hf_limits_json, ignored_parts, malformed_is_value_error
 
-IGNORABLE = ("post_processor", "truncation", "padding", "decoder")
 _MODEL_KEYS = {
     "WordPiece": {"type", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"},
     "BPE": {"type", "dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk",
@@ -71,21 +70,10 @@ def handles(obj: dict) -> bool:
 # Reading
 
 
-def load(path, obj, **overrides):
-    """The tokenizer of a tokenizer.json that handles(obj) accepted."""
-    try:
-        return _load(path, obj, **overrides)
-    except (TypeError, AttributeError, KeyError, IndexError) as e:
-        # a value of the wrong JSON type somewhere the checks above do not name: still the file's fault
-        fail(path, None, f"malformed tokenizer.json ({type(e).__name__}: {e})")
-
-
 def _load(path, obj, **overrides):
+    """The tokenizer of a tokenizer.json that handles(obj) accepted."""
     source = path
-    ignore = overrides.pop("ignore", ())
-    ignore = {ignore} if isinstance(ignore, str) else set(ignore)
-    if not ignore <= set(IGNORABLE):
-        raise ValueError(f"ignore= may name {', '.join(IGNORABLE)}; not {sorted(ignore - set(IGNORABLE))}")
+    ignore = ignored_parts(overrides)
     model = obj["model"]
     kind = model.get("type", "BPE")
     if overrides:
@@ -141,6 +129,9 @@ def _load(path, obj, **overrides):
     except ValueError as e:
         fail(source, None, str(e))
     return tok
+
+
+load = malformed_is_value_error(_load)  # the entry point: a wrong JSON type anywhere names the file
 
 
 def _vocab(source, vocab) -> dict[str, int]:

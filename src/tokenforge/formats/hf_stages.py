@@ -28,9 +28,7 @@ from ..spm import model_file as mf
 from ..stage import StageError
 from ..tokenizer import Tokenizer
 from . import huggingface
-from ._common import check_hf_envelope, fail, hf_limits_json
-
-IGNORABLE = ("post_processor", "truncation", "padding", "decoder")
+from ._common import check_hf_envelope, fail, hf_limits_json, ignored_parts, malformed_is_value_error
 
 
 def _translate_regexes(source, node, where: str) -> None:
@@ -69,21 +67,10 @@ def _stage(source, fn, node, where):
         fail(source, where, str(e))
 
 
-def load(path, obj, **overrides):
-    """The Tokenizer of any tokenizer.json whose components tokenforge has."""
-    try:
-        return _load(path, obj, **overrides)
-    except (TypeError, AttributeError, KeyError, IndexError) as e:
-        # a value of the wrong JSON type somewhere the checks do not name: still the file's fault
-        fail(path, None, f"malformed tokenizer.json ({type(e).__name__}: {e})")
-
-
 def _load(path, obj, **overrides):
+    """The Tokenizer of any tokenizer.json whose components tokenforge has."""
     source = path
-    ignore = overrides.pop("ignore", ())
-    ignore = {ignore} if isinstance(ignore, str) else set(ignore)
-    if not ignore <= set(IGNORABLE):
-        raise ValueError(f"ignore= may name {', '.join(IGNORABLE)}; not {sorted(ignore - set(IGNORABLE))}")
+    ignore = ignored_parts(overrides)
     if overrides:
         raise ValueError(f"{source}: a tokenizer.json takes no overrides ({', '.join(overrides)}); only ignore=")
     check_hf_envelope(source, obj, ignore)
@@ -115,6 +102,9 @@ def _load(path, obj, **overrides):
                          name=name)
     except (TypeError, ValueError) as e:
         fail(source, None, str(e))
+
+
+load = malformed_is_value_error(_load)  # the entry point: a wrong JSON type anywhere names the file
 
 
 def _file_vocab(obj: dict, model) -> dict:

@@ -26,13 +26,11 @@ import regex
 from .. import _core, patterns, regex_budget
 from ..models.byte_bpe import Merges
 from ..outputs import write_atomic
-from ._common import (CHAR_TO_BYTE, build, check_every_byte, check_hf_envelope, explicit_merges, fail, from_chars, hf_limits_json,
-                      to_chars)
+from ._common import (CHAR_TO_BYTE, build, check_every_byte, check_hf_envelope, explicit_merges, fail, from_chars,
+                      hf_limits_json, ignored_parts, to_chars)
 
 FORMAT = "huggingface"
 
-# Parts of a file that tokenforge may leave out when asked (they never change how text maps to tokens).
-IGNORABLE = ("post_processor", "truncation", "padding", "decoder")
 
 _BPE_KEYS = {"type", "dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk",
              "byte_fallback", "ignore_merges", "vocab", "merges"}
@@ -97,10 +95,7 @@ def _unisolated(pattern: str) -> str | None:
 
 def load(path, obj, **overrides):
     source = path
-    ignore = overrides.pop("ignore", ())
-    ignore = {ignore} if isinstance(ignore, str) else set(ignore)
-    if not ignore <= set(IGNORABLE):
-        raise ValueError(f"ignore= may name {', '.join(IGNORABLE)}; not {sorted(ignore - set(IGNORABLE))}")
+    ignore = ignored_parts(overrides)
     check_hf_envelope(source, obj, ignore)
     model = obj.get("model")
     if not isinstance(model, dict):

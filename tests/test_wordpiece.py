@@ -133,15 +133,7 @@ def vocab_and_words(draw):
     cont = draw(st.sets(st.text(alphabet, min_size=1, max_size=4), max_size=25))
     tokens = ["[UNK]"] + sorted(pieces) + sorted("##" + c for c in cont)
     words = draw(st.lists(st.text(alphabet + "#", min_size=0, max_size=12), max_size=20))
-    return {t: i for i, t in enumerate(tokens)}, words
-
-
-@settings(max_examples=300, deadline=None)
-@given(vocab_and_words())
-def test_native_equals_reference(vw):
-    vocab, words = vw
-    wp = models.WordPiece(vocab, max_input_chars_per_word=10)
-    assert wp.encode_words(words) == wp.encode_words_reference(words)
+    return {t: i for i, t in enumerate(tokens)}, words, 10
 
 
 @st.composite
@@ -153,14 +145,14 @@ def long_vocab_and_words(draw):
     pieces = draw(st.sets(st.tuples(st.sampled_from(stems), st.text(alphabet, max_size=4)), min_size=1, max_size=30))
     tokens = ["[UNK]"] + sorted({s + t for s, t in pieces}) + sorted({"##" + t for _, t in pieces if t})
     words = draw(st.lists(st.tuples(st.sampled_from(stems), st.text(alphabet, max_size=14)).map("".join), max_size=20))
-    return {t: i for i, t in enumerate(tokens)}, words
+    return {t: i for i, t in enumerate(tokens)}, words, 40
 
 
-@settings(max_examples=300, deadline=None)
-@given(long_vocab_and_words())
-def test_native_equals_reference_long_tokens(vw):
-    vocab, words = vw
-    wp = models.WordPiece(vocab, max_input_chars_per_word=40)
+@settings(max_examples=600, deadline=None)
+@given(st.one_of(vocab_and_words(), long_vocab_and_words()))
+def test_native_equals_reference(vw):
+    vocab, words, max_chars = vw
+    wp = models.WordPiece(vocab, max_input_chars_per_word=max_chars)
     assert wp.encode_words(words) == wp.encode_words_reference(words)
 
 

@@ -138,6 +138,17 @@ def malformed_is_value_error(load):
     return checked
 
 
+def added_token_id(source, where: str, t) -> int:
+    """The id of added_tokens entry `t` (at `where`): an object with a non-empty 'content' and an
+    int id >= 0, else a ValueError naming the file and the entry."""
+    if not isinstance(t, dict) or not isinstance(t.get("content"), str) or not t["content"]:
+        fail(source, where, "expected an object with a non-empty 'content'")
+    i = t.get("id")
+    if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+        fail(source, f"{where}.id", f"invalid id {i!r}")
+    return i
+
+
 # The top-level fields of a Hugging Face tokenizer.json.
 HF_TOP_KEYS = {"version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "post_processor",
                "decoder", "model"}

@@ -28,7 +28,7 @@ from ..spm import model_file as mf
 from ..stage import StageError
 from ..tokenizer import Tokenizer
 from . import huggingface
-from ._common import check_hf_envelope, fail, hf_limits_json, ignored_parts, malformed_is_value_error
+from ._common import added_token_id, check_hf_envelope, fail, hf_limits_json, ignored_parts, malformed_is_value_error
 
 
 def _translate_regexes(source, node, where: str) -> None:
@@ -124,11 +124,7 @@ def _added_tokens(source, tokens) -> list[AddedToken]:
     out, seen = [], set()
     for n, t in enumerate(tokens):
         where = f"added_tokens[{n}]"
-        if not isinstance(t, dict) or not isinstance(t.get("content"), str) or not t["content"]:
-            fail(source, where, "expected an object with a non-empty 'content'")
-        i = t.get("id")
-        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-            fail(source, f"{where}.id", f"invalid id {i!r}")
+        i = added_token_id(source, where, t)
         flags = {}
         for flag, default in (("special", False), ("single_word", False), ("lstrip", False), ("rstrip", False),
                               ("normalized", True)):

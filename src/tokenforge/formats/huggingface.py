@@ -26,8 +26,8 @@ import regex
 from .. import _core, patterns, regex_budget
 from ..models.byte_bpe import Merges
 from ..outputs import write_atomic
-from ._common import (CHAR_TO_BYTE, build, check_every_byte, check_hf_envelope, explicit_merges, fail, from_chars,
-                      hf_limits_json, ignored_parts, to_chars)
+from ._common import (CHAR_TO_BYTE, added_token_id, build, check_every_byte, check_hf_envelope, explicit_merges, fail,
+                      from_chars, hf_limits_json, ignored_parts, to_chars)
 
 FORMAT = "huggingface"
 
@@ -343,11 +343,7 @@ def _added_tokens(source, tokens, normalizer) -> dict[str, int]:
     kinds: dict[str, bool] = {}
     for n, t in enumerate(tokens):
         where = f"added_tokens[{n}]"
-        if not isinstance(t, dict) or not isinstance(t.get("content"), str) or not t["content"]:
-            fail(source, where, "expected an object with a non-empty 'content'")
-        i = t.get("id")
-        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-            fail(source, f"{where}.id", f"invalid id {i!r}")
+        i = added_token_id(source, where, t)
         for flag in ("single_word", "lstrip", "rstrip"):
             if t.get(flag):
                 fail(source, f"{where}.{flag}", f"true is not supported (tokenforge matches {t['content']!r} exactly)")

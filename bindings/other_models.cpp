@@ -150,9 +150,9 @@ struct PyWordPiece {
   }
 
   // From the vocabulary {token: id} itself, without the tokens in `excluded` (the special ones):
-  // no list of pairs, and each str written as UTF-8 straight from its characters (asking a fresh
-  // non-ASCII str for its UTF-8 makes CPython allocate and keep a copy inside it: a third of
-  // loading a 30k-token BERT vocabulary). The ids were checked by the Python model.
+  // the Python model no longer copies the vocabulary and builds a list of 30k pairs for this, and
+  // each str is written as UTF-8 straight from its characters (not cached inside the str object,
+  // as asking CPython for its UTF-8 does). The ids were checked by the Python model.
   PyWordPiece(nb::dict vocab, nb::set excluded, const std::string& prefix, uint32_t unk_id, size_t max_chars) {
     std::vector<std::pair<uint32_t, std::string>> tokens;
     tokens.reserve(size_t(PyDict_GET_SIZE(vocab.ptr())));

@@ -1,4 +1,4 @@
-// The pieces of cl100k's and o200k's patterns over 64 bytes at a time, as bit masks.
+// The pieces of the GPT-2, cl100k and o200k patterns over 64 bytes at a time, as bit masks.
 //
 // The byte-at-a-time scanners decide one piece, then the next: every piece is a chain of
 // dependent loads, compares and mispredicted branches. Over ASCII text the pattern's pieces can be
@@ -66,6 +66,10 @@ inline Classes classify(const uint8_t* p) {
                              equal(folded, 'l') | equal(folded, 'v') | equal(folded, 'r')) << shift;
   }
   return c;
+}
+
+inline bool ascii16(const uint8_t* p) {
+  return _mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))) == 0;
 }
 
 // Fills each run of `m` from the set bits of `seeds` to the run's end (any number of seeds).
@@ -147,6 +151,38 @@ inline uint64_t piece_starts(const uint8_t* p, unsigned* trusted) {
   *trusted = limit;
   return starts;
 }
+
+// GPT-2's pattern (r50k, p50k and the many byte-level BPE models that kept it):
+//   '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
+// Over ASCII without a contraction: a run of letters, of digits or of O starts a piece, or the
+// space before it does (its only prefix); a run of whitespace starts a piece, and so does its
+// last byte (`\s+(?!\S)` leaves it to the next piece, which it joins if it is a space).
+inline uint64_t gpt2_piece_starts(const uint8_t* p, unsigned* trusted) {
+  Classes c = classify(p);
+  uint64_t stop = c.high | (c.apostrophe & (c.contraction_letter >> 1));
+  unsigned end = stop ? unsigned(__builtin_ctzll(stop)) : 64;
+  uint64_t valid = end == 64 ? ~uint64_t(0) : (uint64_t(1) << end) - 1;
+  uint64_t letter = (c.upper | c.lower) & valid, digit = c.digit & valid, white = c.space & valid;
+  uint64_t blank = c.blank & valid;
+  uint64_t other = ~(letter | digit | white | c.high) & valid;
+  uint64_t run_starts = (letter & ~(letter << 1)) | (digit & ~(digit << 1)) | (other & ~(other << 1));
+  uint64_t ws_starts = white & ~(white << 1);
+  uint64_t starts = (run_starts & ~(blank << 1)) | ws_starts | (white & ~(white >> 1)) | 1;
+  unsigned limit = end == 0 ? 0 : end - 1;
+  if (end > 0 && ((white >> (end - 1)) & 1)) {
+    uint64_t reaching = ws_starts & (end == 64 ? ~uint64_t(0) : (uint64_t(1) << end) - 1);
+    limit = std::min(limit, 64u - unsigned(__builtin_clzll(reaching)));
+  }
+  *trusted = limit;
+  return starts;
+}
+inline uint64_t cl100k_piece_starts(const uint8_t* p, unsigned* trusted) { return piece_starts<false>(p, trusted); }
+inline uint64_t o200k_piece_starts(const uint8_t* p, unsigned* trusted) { return piece_starts<true>(p, trusted); }
+#else
+// Without SSE2 the block path is not built; these only name the template arguments.
+inline uint64_t gpt2_piece_starts(const uint8_t*, unsigned* trusted) { return *trusted = 0, 1; }
+inline uint64_t cl100k_piece_starts(const uint8_t*, unsigned* trusted) { return *trusted = 0, 1; }
+inline uint64_t o200k_piece_starts(const uint8_t*, unsigned* trusted) { return *trusted = 0, 1; }
 #endif
 
 }  // namespace block_scan

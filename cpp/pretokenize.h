@@ -154,9 +154,11 @@ inline size_t o200k_piece(const uint8_t* s, size_t n, size_t i) {
 
 }  // namespace ascii_fast
 
-// The loop over pieces for cl100k and o200k: 64 bytes at a time as masks (block_scan.h) while 64
-// bytes remain, the pieces it leaves (and the last bytes) by the ASCII path, then the scanner.
-template <bool O200k, size_t (*Fast)(const uint8_t*, size_t, size_t), class F>
+inline size_t no_fast_path(const uint8_t*, size_t, size_t) { return 0; }
+
+// The loop over pieces for the named patterns: 64 bytes at a time as masks (block_scan.h) while
+// 64 bytes remain, the pieces it leaves (and the last bytes) by the ASCII path, then the scanner.
+template <uint64_t (*Starts)(const uint8_t*, unsigned*), size_t (*Fast)(const uint8_t*, size_t, size_t), class F>
 void for_each_piece_fast(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
   size_t i = 0;
 #ifdef __SSE2__
@@ -170,11 +172,11 @@ void for_each_piece_fast(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
       continue;
     }
     unsigned trusted;
-    uint64_t starts = block_scan::piece_starts<O200k>(s + i, &trusted);
+    uint64_t starts = Starts(s + i, &trusted);
     uint64_t inner = starts & ~uint64_t(1) & ((uint64_t(1) << trusted) - 1);  // (trusted < 64)
-    // A block that stops within its first 16 bytes (other scripts, mostly) is not worth its cost:
-    // the next 64 bytes go the slow way.
-    if (trusted < 16) slow_until = i + 64;
+    // A block that stops within its first 16 bytes at a non-ASCII byte (other scripts, mostly) is
+    // not worth its cost: the next 64 bytes go the slow way. (At a contraction: the next piece.)
+    if (trusted < 16) slow_until = block_scan::ascii16(s + i) ? i + 1 : i + 64;
     if (!inner) {  // no piece ends at a trusted start: this one goes the slow way
       slow_until = std::max(slow_until, i + 1);
       continue;
@@ -198,8 +200,12 @@ void for_each_piece_fast(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
 // Calls f(begin, end) for every piece of s[0..n), in order.
 template <class F>
 void for_each_piece(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
-  if (scan == scanner_for(SplitPattern::kCl100k)) return for_each_piece_fast<false, ascii_fast::cl100k_piece>(scan, s, n, f);
-  if (scan == scanner_for(SplitPattern::kO200k)) return for_each_piece_fast<true, ascii_fast::o200k_piece>(scan, s, n, f);
+  using namespace block_scan;
+  if (scan == scanner_for(SplitPattern::kCl100k))
+    return for_each_piece_fast<cl100k_piece_starts, ascii_fast::cl100k_piece>(scan, s, n, f);
+  if (scan == scanner_for(SplitPattern::kO200k))
+    return for_each_piece_fast<o200k_piece_starts, ascii_fast::o200k_piece>(scan, s, n, f);
+  if (scan == scanner_for(SplitPattern::kGpt2)) return for_each_piece_fast<gpt2_piece_starts, no_fast_path>(scan, s, n, f);
   for (size_t i = 0; i < n;) {
     size_t e = scan(s, n, i);
     f(i, e);

@@ -48,7 +48,7 @@ static void test_scanners_on_arbitrary_bytes() {
   }
 }
 
-// The 64-byte mask path of cl100k and o200k (block_scan.h) must cut long texts exactly where the
+// The 64-byte mask path of the named patterns (block_scan.h) must cut long texts exactly where the
 // byte-at-a-time scanner alone does, whatever the bytes (under ASan its 64-byte loads are checked).
 static void test_block_scan_matches_scanner() {
   std::mt19937 rng(7);
@@ -59,7 +59,7 @@ static void test_block_scan_matches_scanner() {
     bool mostly_ascii = round % 3 != 0;
     for (char& ch : text) ch = alphabet[rng() % (mostly_ascii ? sizeof(alphabet) - 6 : sizeof(alphabet) - 1)];
     auto s = reinterpret_cast<const uint8_t*>(text.data());
-    for (SplitPattern p : {SplitPattern::kCl100k, SplitPattern::kO200k}) {
+    for (SplitPattern p : {SplitPattern::kGpt2, SplitPattern::kCl100k, SplitPattern::kO200k}) {
       PieceScanner scan = scanner_for(p);
       std::vector<size_t> fast, slow;
       for_each_piece(scan, s, text.size(), [&](size_t, size_t e) { fast.push_back(e); });

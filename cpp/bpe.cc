@@ -114,7 +114,7 @@ BytePairModel::Cache* BytePairModel::cache() const {
   Cache* c = tc.cache;
   if (c->hot_model != serial_ && c->lines) {  // (never for the shared empty cache)  // a new epoch: the hot entries of the previous model go stale
     c->hot_model = serial_;
-    if (++c->hot_epoch == 0) {  // wrapped after 2^32 switches: clear, so no old epoch can match
+    if (++c->hot_epoch == 0) {  // wrapped after 2^16 switches: clear, so no old epoch can match
       for (HotEntry& e : c->hot) e.epoch = 0;
       c->hot_epoch = 1;
     }
@@ -123,14 +123,15 @@ BytePairModel::Cache* BytePairModel::cache() const {
 }
 
 namespace {
-void remember_hot(BytePairModel::HotEntry& e, uint32_t epoch, const ShortKey& k, const uint32_t* ids, size_t count) {
-  if (count > 2) return;
+void remember_hot(BytePairModel::HotEntry& e, uint16_t epoch, const ShortKey& k, const uint32_t* ids, size_t count) {
+  if (count > 3) return;
   e.lo = k.lo;
   e.hi = k.hi;
   e.len = uint8_t(k.len);
   e.count = uint8_t(count);
   e.ids[0] = ids[0];
-  e.ids[1] = count == 2 ? ids[1] : 0;
+  e.ids[1] = count >= 2 ? ids[1] : 0;
+  e.ids[2] = count == 3 ? ids[2] : 0;
   e.epoch = epoch;
 }
 }  // namespace

@@ -34,23 +34,23 @@ class BytePairModel {
                                                bool whole_piece_lookup, std::string* error);
 
   // The calling thread's cache of piece -> ids, in two tiers. The hot tier is 32768 entries of 32
-  // bytes (1 MiB, mostly in L2): pieces of up to 16 bytes with up to 2 ids, whether tokens or
-  // merged; its entries carry an epoch that the cache gives to the model using it, so a switch to
-  // another model invalidates them all without clearing. The big tier (bpe.cc) holds merged pieces
-  // of up to 30 bytes and 6 ids. cache() fetches the thread's cache and binds its hot tier to this
-  // model: call it once per text, not per piece.
+  // bytes (1 MiB, mostly in L2): pieces of up to 16 bytes with up to 3 ids, whether tokens or
+  // merged (3 ids hold most words of Cyrillic, Greek or accented Latin text); its entries carry an
+  // epoch that the cache gives to the model using it, so a switch to another model invalidates
+  // them all without clearing (the table is cleared when the 16-bit epoch wraps). The big tier
+  // (bpe.cc) holds merged pieces of up to 30 bytes and 6 ids. cache() fetches the thread's cache
+  // and binds its hot tier to this model: call it once per text, not per piece.
   struct HotEntry {
     uint64_t lo, hi;  // the key, as a ShortKey
-    uint32_t epoch;   // 0: empty
+    uint16_t epoch;   // 0: empty
     uint8_t len, count;
-    uint16_t unused;
-    uint32_t ids[2];
+    uint32_t ids[3];
   };
   static constexpr size_t kHotEntries = 32768;
   struct CacheLine;
   struct Cache {
     uint64_t hot_model = 0;  // the serial of the model the current epoch belongs to
-    uint32_t hot_epoch = 0;
+    uint16_t hot_epoch = 0;
     HotEntry hot[kHotEntries] = {};
     std::unique_ptr<CacheLine[]> lines;  // null in the shared cache of threads that could not allocate one
     explicit Cache(bool allocate);
@@ -89,7 +89,10 @@ class BytePairModel {
       const HotEntry& e = cache->hot[hot_index(q.h)];
       if (e.epoch == cache->hot_epoch && e.lo == q.k.lo && e.hi == q.k.hi && e.len == n) {
         out.push_back(e.ids[0]);
-        if (e.count == 2) out.push_back(e.ids[1]);
+        if (e.count >= 2) {
+          out.push_back(e.ids[1]);
+          if (e.count == 3) out.push_back(e.ids[2]);
+        }
         return;
       }
       return encode_short(q.p, q.k, q.h, cache, out);

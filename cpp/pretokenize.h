@@ -12,6 +12,9 @@
 #include <emmintrin.h>
 #endif
 
+#include <algorithm>
+
+#include "block_scan.h"
 #include "unicode.h"
 
 namespace tokenforge {
@@ -151,9 +154,40 @@ inline size_t o200k_piece(const uint8_t* s, size_t n, size_t i) {
 
 }  // namespace ascii_fast
 
-template <size_t (*Fast)(const uint8_t*, size_t, size_t), class F>
+// The loop over pieces for cl100k and o200k: 64 bytes at a time as masks (block_scan.h) while 64
+// bytes remain, the pieces it leaves (and the last bytes) by the ASCII path, then the scanner.
+template <bool O200k, size_t (*Fast)(const uint8_t*, size_t, size_t), class F>
 void for_each_piece_fast(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
-  for (size_t i = 0; i < n;) {
+  size_t i = 0;
+#ifdef __SSE2__
+  size_t slow_until = 0;  // after a block that stopped early, the bytes before here go the slow way
+  while (i + 64 <= n) {
+    if (i < slow_until) {
+      size_t e = Fast(s, n, i);
+      if (!e) e = scan(s, n, i);
+      f(i, e);
+      i = e;
+      continue;
+    }
+    unsigned trusted;
+    uint64_t starts = block_scan::piece_starts<O200k>(s + i, &trusted);
+    uint64_t inner = starts & ~uint64_t(1) & ((uint64_t(1) << trusted) - 1);  // (trusted < 64)
+    // A block that stops within its first 16 bytes (other scripts, mostly) is not worth its cost:
+    // the next 64 bytes go the slow way.
+    if (trusted < 16) slow_until = i + 64;
+    if (!inner) {  // no piece ends at a trusted start: this one goes the slow way
+      slow_until = std::max(slow_until, i + 1);
+      continue;
+    }
+    size_t begin = i;
+    for (; inner; inner &= inner - 1) {
+      size_t e = begin + size_t(__builtin_ctzll(inner));
+      f(i, e);
+      i = e;
+    }
+  }
+#endif
+  while (i < n) {
     size_t e = Fast(s, n, i);
     if (!e) e = scan(s, n, i);
     f(i, e);
@@ -164,8 +198,8 @@ void for_each_piece_fast(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
 // Calls f(begin, end) for every piece of s[0..n), in order.
 template <class F>
 void for_each_piece(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
-  if (scan == scanner_for(SplitPattern::kCl100k)) return for_each_piece_fast<ascii_fast::cl100k_piece>(scan, s, n, f);
-  if (scan == scanner_for(SplitPattern::kO200k)) return for_each_piece_fast<ascii_fast::o200k_piece>(scan, s, n, f);
+  if (scan == scanner_for(SplitPattern::kCl100k)) return for_each_piece_fast<false, ascii_fast::cl100k_piece>(scan, s, n, f);
+  if (scan == scanner_for(SplitPattern::kO200k)) return for_each_piece_fast<true, ascii_fast::o200k_piece>(scan, s, n, f);
   for (size_t i = 0; i < n;) {
     size_t e = scan(s, n, i);
     f(i, e);

@@ -8,6 +8,9 @@
 
 namespace tokenforge {
 
+const uint16_t* const kClassStage1 = unicode_data::kStage1;
+const uint8_t* const kClassStage2 = unicode_data::kStage2;
+
 uint8_t char_class(uint32_t cp) {
   if (cp >= 0x110000) return 0;
   return unicode_data::kStage2[unicode_data::kStage1[cp >> 8] * 256 + (cp & 0xFF)];

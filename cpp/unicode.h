@@ -64,13 +64,28 @@ inline size_t utf8_sequence(const uint8_t* s, size_t n, size_t i) {
 size_t utf8_valid_prefix(const uint8_t* s, size_t n);
 
 // Decodes a multi-byte character (s[i] >= 0x80).
+// The two-stage table of char_class (the generated unicode_table.h), for the inline decoder below.
+extern const uint16_t* const kClassStage1;
+extern const uint8_t* const kClassStage2;
+inline uint8_t char_class_bmp(uint32_t cp) { return kClassStage2[kClassStage1[cp >> 8] * 256 + (cp & 0xFF)]; }
+
 Char decode_multibyte(const uint8_t* s, size_t n, size_t i);
 
 // Decodes the character at s[i] (i < n). Input from Python is valid UTF-8; anything else decodes
-// byte by byte as U+FFFD so that no input can make a scanner read out of bounds or stall.
+// byte by byte as U+FFFD so that no input can make a scanner read out of bounds or stall. ASCII
+// and the valid two- and three-byte sequences (every script of the BMP) are decoded inline; four-
+// byte sequences and errors in decode_multibyte.
 inline Char decode_char(const uint8_t* s, size_t n, size_t i) {
   uint8_t b0 = s[i];
   if (b0 < 0x80) return {b0, kAsciiClass[b0], 1};
+  if (b0 >= 0xC2 && b0 < 0xE0 && i + 1 < n && (s[i + 1] & 0xC0) == 0x80) {
+    uint32_t cp = ((b0 & 0x1Fu) << 6) | (s[i + 1] & 0x3Fu);
+    return {cp, char_class_bmp(cp), 2};
+  }
+  if (b0 >= 0xE0 && b0 < 0xF0 && i + 2 < n && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
+    uint32_t cp = ((b0 & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
+    if (cp >= 0x800) return {cp, char_class_bmp(cp), 3};
+  }
   return decode_multibyte(s, n, i);
 }
 

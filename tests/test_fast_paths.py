@@ -89,3 +89,72 @@ def test_special_search_equals_leftmost_longest(which, text):
             assert repr(found[1]) in str(e)
         else:
             raise AssertionError("a disallowed special token was not found")
+
+
+# The hot tier of the per-thread piece cache keeps pieces of up to 16 bytes with up to three ids,
+# tagged with a 16-bit epoch that changes whenever the thread switches to another model; when the
+# epoch wraps, the tier is cleared. Words of Cyrillic and accented Latin text are often three
+# tokens. One encoding leaves its entries at some epoch E; then the thread switches models on a
+# one-character text (which never touches the tier) until the epoch comes round to E again, now
+# with the other encoding: without the clearing it would read the first encoding's ids.
+def test_hot_tier_three_ids_across_model_switches():
+    text = ("Режим списку: у майбутньому виведенні може бути більше стовпчиків. "
+            "Überprüfung der Änderungen für Vollständigkeit. Ελληνικά γράμματα")
+    names = ("cl100k_base", "o200k_base")
+    a, b = (tokenforge.get_encoding(n) for n in names)
+    expected_a, expected_b = (tiktoken.get_encoding(n).encode_ordinary(text) for n in names)
+    assert expected_a != expected_b
+    assert any(len(tiktoken.get_encoding(names[0]).encode_ordinary(w)) == 3 for w in text.split())
+    assert a.encode_ordinary(text) == expected_a      # epoch E
+    tokenforge.get_encoding("r50k_base").encode_ordinary("q")  # E + 1
+    for switch in range(2, 1 << 16):                   # E + switch: b when switch is even
+        (b if switch % 2 == 0 else a).encode_ordinary("q")
+    assert b.encode_ordinary(text) == expected_b      # E + 2^16
+    assert a.encode_ordinary(text) == expected_a
+
+
+# Two- and three-byte characters are decoded inline by the scanners (every script of the BMP);
+# the rest through the general decoder. Both against `regex`, at every mix of widths.
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("aZ1 \n'.é\u0301ДжΩ中ー\u3000\u00a0٣²😀\U00020000ǅʰ-")), max_size=60),
+       name=st.sampled_from(["cl100k", "o200k", "gpt2"]))
+def test_multibyte_scanning_equals_regex(text, name):
+    pattern = patterns.NAMED[name]
+    assert _core.Pattern(pattern).spans(text) == [m.span() for m in regex.finditer(pattern, text)]
+
+
+# cl100k's and o200k's pieces are found 64 bytes at a time from bit masks of the bytes' classes
+# (cpp/block_scan.h), over ASCII; they hand over to the byte-at-a-time paths before non-ASCII
+# bytes and possible contractions, and near the end of the text. Long texts of every ASCII class
+# (and a few bytes that stop a block) against `regex`, for both patterns and for ids.
+_BLOCK_FRAGMENTS = ["a", "bc", "Word", "camelCase", "HTTPServer", "ABC", "x", "Zz", "1", "22", "333", "4444",
+                    "12345678", " ", "  ", "   ", "\t", "\n", "\r\n", "\n\n", " \n", "\n ", "\n    ", " \t ",
+                    "\x0b", "\x0c", ".", ",", "...", "!", "/", "//", "*/", "-", "--", "(", ")", "[", "{", "}",
+                    "'", "'s", "'T", "'ll", "'Ve", "'x", "\"", "@", "#", "$", "_", "\x1c", "\x1f", "\x00",
+                    "\x7f", "=", "==", "<", ">", "é", "中文", "Ω", "\u00a0", "\u2019", "²", "😀", ".\n/", "/!",
+                    ".\n/!x", "a/\nb", "x\n/\n/y"]
+
+
+def _block_text():
+    return st.lists(st.sampled_from(_BLOCK_FRAGMENTS), min_size=20, max_size=160).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_block_text(), name=st.sampled_from(["cl100k", "o200k"]))
+def test_block_scan_equals_regex(text, name):
+    pattern = patterns.NAMED[name]
+    assert _core.Pattern(pattern).spans(text) == [m.span() for m in regex.finditer(pattern, text)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=_block_text(), name=st.sampled_from(["cl100k_base", "o200k_base"]))
+def test_block_scan_ids_equal_tiktoken(text, name):
+    assert tokenforge.get_encoding(name).encode_ordinary(text) == tiktoken.get_encoding(name).encode_ordinary(text)
+
+
+def test_block_scan_on_real_text(corpus_texts):
+    for name in ("cl100k", "o200k"):
+        splitter = _core.Pattern(patterns.NAMED[name])
+        for kind in ("stdlib", "tinystories", "multilingual"):
+            text = corpus_texts[kind][:400_000]
+            assert splitter.spans(text) == [m.span() for m in regex.finditer(patterns.NAMED[name], text)], (name, kind)

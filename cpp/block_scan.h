@@ -1,0 +1,153 @@
+// The pieces of cl100k's and o200k's patterns over 64 bytes at a time, as bit masks.
+//
+// The byte-at-a-time scanners decide one piece, then the next: every piece is a chain of
+// dependent loads, compares and mispredicted branches. Over ASCII text the pattern's pieces can be
+// decided for 64 bytes at once instead: the bytes' classes become 64-bit masks (bit k: byte p + k,
+// four 16-byte SSE2 compares per class), and the positions where pieces start follow from the
+// classes of each byte and its neighbours, with shifts and ands. The pieces are then read off the
+// mask of starts with a count of trailing zeros per piece.
+//
+// Where pieces start, over ASCII without a contraction (derived from the patterns' branches in
+// order; L letters, D digits, W whitespace, N = CR or LF, S = W without N, O anything else):
+//  - a letter run starts a piece, unless the byte before it is its prefix: a byte of S, or an O
+//    that is a piece of its own (not inside a run of O, not after a space: ` ?[^\s\p{L}\p{N}]++`
+//    takes the space and the whole run). o200k also starts a piece at a capital after a small
+//    letter (its words are capitals then small letters).
+//  - digits start a piece at the start of their run and every three digits.
+//  - a run of O starts a piece, unless a space is before it (the space starts it); the CR/LF
+//    bytes right after the run belong to its piece (o200k: CR, LF and '/').
+//  - a run of whitespace (without those) starts a piece; within it, a piece starts after its last
+//    CR/LF (`\s*[\r\n]`) and at its last byte if that is in S (`\s+(?!\S)` leaves it to the next
+//    piece: a word's prefix, a space before punctuation, or `\s` alone).
+// These rules need the bytes around a position and the runs through it; so only starts whose
+// runs end inside the 64 bytes are trusted. The block stops before any byte >= 0x80 (a letter,
+// digit, space or mark of another script could change the piece) and before an apostrophe that
+// could begin a contraction; those pieces, and the end of the text (`\s++$`), are left to the
+// byte-at-a-time scanners. The callers check every piece against `regex` (tests/test_fast_paths.py).
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+namespace tokenforge {
+namespace block_scan {
+
+#ifdef __SSE2__
+struct Classes {
+  uint64_t upper, lower, digit, space, newline, high, apostrophe, contraction_letter, slash, blank;
+};
+
+inline Classes classify(const uint8_t* p) {
+  Classes c{};
+  for (int part = 0; part < 4; ++part) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * part));
+    // The bytes in [lo, lo + count): shifted so that the range lands on -128.. and one signed
+    // compare tests it (bytes >= 0x80 land on -128 + (0x80 - lo) .. and never in it for lo >= 9).
+    auto range = [&](__m128i x, uint8_t lo, uint8_t count) {
+      __m128i shifted = _mm_add_epi8(x, _mm_set1_epi8(char(0x80 - lo)));
+      return uint64_t(unsigned(_mm_movemask_epi8(_mm_cmplt_epi8(shifted, _mm_set1_epi8(char(-128 + count))))));
+    };
+    auto equal = [&](__m128i x, char b) { return uint64_t(unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(b))))); };
+    __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+    unsigned shift = 16 * part;
+    c.high |= uint64_t(unsigned(_mm_movemask_epi8(v))) << shift;
+    c.upper |= range(v, 'A', 26) << shift;
+    c.lower |= range(v, 'a', 26) << shift;
+    c.digit |= range(v, '0', 10) << shift;
+    c.newline |= (equal(v, '\r') | equal(v, '\n')) << shift;
+    c.space |= (range(v, '\t', 5) | equal(v, ' ')) << shift;  // White_Space in ASCII
+    c.blank |= equal(v, ' ') << shift;
+    c.apostrophe |= equal(v, '\'') << shift;
+    c.slash |= equal(v, '/') << shift;
+    c.contraction_letter |= (equal(folded, 's') | equal(folded, 'd') | equal(folded, 'm') | equal(folded, 't') |
+                             equal(folded, 'l') | equal(folded, 'v') | equal(folded, 'r')) << shift;
+  }
+  return c;
+}
+
+// Fills each run of `m` from the set bits of `seeds` to the run's end (any number of seeds).
+inline uint64_t fill_right(uint64_t seeds, uint64_t m) {
+  uint64_t x = seeds & m, t = m;
+  for (int step = 1; step < 64; step *= 2) {
+    x |= (x << step) & t;
+    t &= t << step;
+  }
+  return x;
+}
+
+// The piece starts at p[0..64) (bit 0: p, itself a piece start), and in *trusted the number of
+// leading positions whose start bits are certain (the pieces between two trusted starts can be
+// emitted). 64 bytes must be readable at p.
+template <bool O200k>
+inline uint64_t piece_starts(const uint8_t* p, unsigned* trusted) {
+  Classes c = classify(p);
+  // Stop before a non-ASCII byte and before an apostrophe that may start a contraction.
+  uint64_t stop = c.high | (c.apostrophe & (c.contraction_letter >> 1));
+  unsigned end = stop ? unsigned(__builtin_ctzll(stop)) : 64;
+  uint64_t valid = end == 64 ? ~uint64_t(0) : (uint64_t(1) << end) - 1;
+  uint64_t letter = (c.upper | c.lower) & valid, digit = c.digit & valid, white = c.space & valid;
+  uint64_t newline = c.newline & valid, blank = c.blank & valid;
+  uint64_t other = ~(letter | digit | white | c.high) & valid;
+  uint64_t separate = white & ~newline;  // S
+  // The byte before p counts as none of the classes: p is known to start a piece.
+
+  // After a run of O, its piece takes the CR/LF bytes (o200k: and '/') that follow.
+  uint64_t trailing = O200k ? ((newline | c.slash) & valid) : newline;
+  uint64_t taken = fill_right(trailing & (other << 1) & ~other, trailing);
+  // o200k: a '/' taken this way may be followed by other punctuation that starts a new piece;
+  // rare enough to leave to the scanners.
+  if (O200k && (taken & c.slash)) {
+    unsigned at = unsigned(__builtin_ctzll(taken & c.slash));
+    if (at < end) {
+      end = at;
+      valid = (uint64_t(1) << end) - 1;
+    }
+  }
+
+  // A single O (not after a space, not taken) or a byte of S before letters is the word's prefix.
+  uint64_t lone_other = other & ~(other << 1) & ~(blank << 1) & ~taken;
+  uint64_t prefix = (separate | lone_other) & (letter >> 1);
+  uint64_t starts = prefix;
+  starts |= letter & ~(letter << 1) & ~(prefix << 1);
+  if (O200k) starts |= c.upper & (c.lower << 1) & valid;  // "camelCase": a capital after a small letter
+
+  // Digits: the run's start, then every third digit.
+  uint64_t digit_starts = digit & ~(digit << 1);
+  uint64_t four = digit & (digit << 1) & (digit << 2) & (digit << 3);
+  for (uint64_t x = digit_starts; (x = (x << 3) & four);) digit_starts |= x;
+  starts |= digit_starts;
+
+  // Runs of O: at their start unless a space is before them.
+  starts |= other & ~(other << 1) & ~(blank << 1) & ~taken;
+
+  // Whitespace not taken by punctuation: the run's start, after its last CR/LF, its last byte in S.
+  uint64_t ws = white & ~taken;
+  uint64_t ws_starts = ws & ~(ws << 1);
+  starts |= ws_starts;
+  starts |= ws & separate & ~(ws >> 1);
+  // After a CR/LF, a run of S that reaches the end of the whitespace run starts a piece.
+  for (uint64_t seeds = separate & ws & ((newline & ws) << 1); seeds; seeds &= seeds - 1) {
+    unsigned k = unsigned(__builtin_ctzll(seeds));
+    unsigned after = k + unsigned(__builtin_ctzll(~((separate & ws) >> k)));
+    if (after >= 64 || !((newline >> after) & 1)) starts |= uint64_t(1) << k;
+  }
+  starts |= 1;
+
+  // Trust the starts before the last valid byte (a start there may depend on the byte after it),
+  // and up to the start of a whitespace run that reaches it (the run's end, and so the pieces
+  // inside it, are not known yet).
+  unsigned limit = end == 0 ? 0 : end - 1;
+  if (end > 0 && ((ws >> (end - 1)) & 1)) {
+    uint64_t run_starts = ws_starts & (end == 64 ? ~uint64_t(0) : (uint64_t(1) << end) - 1);
+    limit = std::min(limit, 64u - unsigned(__builtin_clzll(run_starts)));
+  }
+  *trusted = limit;
+  return starts;
+}
+#endif
+
+}  // namespace block_scan
+}  // namespace tokenforge

@@ -63,12 +63,12 @@ inline size_t utf8_sequence(const uint8_t* s, size_t n, size_t i) {
 // boundary: n when all of it is.
 size_t utf8_valid_prefix(const uint8_t* s, size_t n);
 
-// Decodes a multi-byte character (s[i] >= 0x80).
 // The two-stage table of char_class (the generated unicode_table.h), for the inline decoder below.
 extern const uint16_t* const kClassStage1;
 extern const uint8_t* const kClassStage2;
 inline uint8_t char_class_bmp(uint32_t cp) { return kClassStage2[kClassStage1[cp >> 8] * 256 + (cp & 0xFF)]; }
 
+// Decodes a multi-byte character (s[i] >= 0x80), or one byte of U+FFFD if it is not valid.
 Char decode_multibyte(const uint8_t* s, size_t n, size_t i);
 
 // Decodes the character at s[i] (i < n). Input from Python is valid UTF-8; anything else decodes

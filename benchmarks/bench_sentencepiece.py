@@ -39,7 +39,7 @@ def main() -> None:
     import sentencepiece as spm
 
     import tokenforge
-    from tokenforge.spm import SentencePieceTokenizer
+    from tokenforge import SentencePieceTokenizer
 
     text = corpus(args.mb)
     lines = [l for l in text.splitlines() if l.strip()]

@@ -7,6 +7,7 @@
 #include "encoder.h"
 #include "jsonl.h"
 #include "safe_cut.h"
+#include "unicode.h"
 
 namespace nb = nanobind;
 using namespace tokenforge;
@@ -100,7 +101,7 @@ nb::tuple encode_segments(nb::handle core, nb::list items, const std::vector<int
     ids->reserve(total / 3 + 16);
     for (size_t k = 0; k < views.size(); ++k) {
       const uint8_t* p = bytes_of(views[k]);
-      if (check[k] && valid_utf8_prefix(p, views[k].size()) != views[k].size()) {
+      if (check[k] && utf8_valid_prefix(p, views[k].size()) != views[k].size()) {
         bad = int64_t(k);
         break;
       }
@@ -133,7 +134,7 @@ size_t count_newlines(nb::handle buffer, size_t end) {
 
 size_t valid_prefix(nb::handle buffer) {
   Bytes buf(buffer);
-  return valid_utf8_prefix(buf.data(), buf.size());
+  return utf8_valid_prefix(buf.data(), buf.size());
 }
 
 nb::object read_record(nb::handle line, nb::bytes field) {

@@ -139,6 +139,36 @@ void append_utf8(PyObject* s, std::string& out) {
   }
 }
 
+// encode_words / encode_batch for the same models, on words already split in Python.
+template <class M>
+nb::list encode_words_impl(const M& m, nb::handle words) {
+  std::vector<std::string_view> views = views_of(words);
+  std::vector<uint32_t> out;
+  std::string error;
+  {
+    nb::gil_scoped_release release;
+    error = m.encode_into(views, out);
+  }
+  m.finish(error);
+  return to_list(out);
+}
+
+template <class M>
+nb::list encode_batch_impl(const M& m, nb::list batch, size_t num_threads) {
+  std::vector<std::vector<std::string_view>> views;
+  for (nb::handle words : batch) views.push_back(views_of(words));
+  std::vector<std::vector<uint32_t>> results(views.size());
+  std::vector<std::string> errors(views.size());
+  {
+    nb::gil_scoped_release release;
+    parallel_for(views.size(), num_threads, [&](size_t i) { errors[i] = m.encode_into(views[i], results[i]); });
+  }
+  for (const auto& e : errors) m.finish(e);
+  nb::list out;
+  for (const auto& r : results) out.append(to_list(r));
+  return out;
+}
+
 struct PyWordPiece {
   std::unique_ptr<WordPieceModel> model;
 
@@ -186,28 +216,8 @@ struct PyWordPiece {
   nb::list encode_text(nb::handle text, int how) const { return encode_text_impl(*this, text, how); }
   nb::list encode_texts(nb::list texts, int how, size_t threads) const { return encode_texts_impl(*this, texts, how, threads); }
 
-  nb::list encode_words(nb::handle words) const {
-    std::vector<std::string_view> views = views_of(words);
-    std::vector<uint32_t> out;
-    {
-      nb::gil_scoped_release release;
-      encode_into(views, out);
-    }
-    return to_list(out);
-  }
-
-  nb::list encode_batch(nb::list batch, size_t num_threads) const {
-    std::vector<std::vector<std::string_view>> views;
-    for (nb::handle words : batch) views.push_back(views_of(words));
-    std::vector<std::vector<uint32_t>> results(views.size());
-    {
-      nb::gil_scoped_release release;
-      parallel_for(views.size(), num_threads, [&](size_t i) { encode_into(views[i], results[i]); });
-    }
-    nb::list out;
-    for (const auto& r : results) out.append(to_list(r));
-    return out;
-  }
+  nb::list encode_words(nb::handle words) const { return encode_words_impl(*this, words); }
+  nb::list encode_batch(nb::list batch, size_t threads) const { return encode_batch_impl(*this, batch, threads); }
 };
 
 struct PyCharBpe {
@@ -236,43 +246,15 @@ struct PyCharBpe {
     return bad_char;
   }
 
+  // Raises for the unknown character encode_into returned, if any.
   void finish(const std::string& bad) const {
-    if (!bad.empty()) raise_unknown(bad);
+    if (!bad.empty())
+      throw nb::value_error(("the character '" + bad + "' is not in the vocabulary and the model has no unknown token").c_str());
   }
   nb::list encode_text(nb::handle text, int how) const { return encode_text_impl(*this, text, how); }
   nb::list encode_texts(nb::list texts, int how, size_t threads) const { return encode_texts_impl(*this, texts, how, threads); }
-
-  static void raise_unknown(const std::string& c) {
-    throw nb::value_error(("the character '" + c + "' is not in the vocabulary and the model has no unknown token").c_str());
-  }
-
-  nb::list encode_words(nb::handle words) const {
-    std::vector<std::string_view> views = views_of(words);
-    std::vector<uint32_t> out;
-    std::string bad;
-    {
-      nb::gil_scoped_release release;
-      bad = encode_into(views, out);
-    }
-    if (!bad.empty()) raise_unknown(bad);
-    return to_list(out);
-  }
-
-  nb::list encode_batch(nb::list batch, size_t num_threads) const {
-    std::vector<std::vector<std::string_view>> views;
-    for (nb::handle words : batch) views.push_back(views_of(words));
-    std::vector<std::vector<uint32_t>> results(views.size());
-    std::vector<std::string> bad(views.size());
-    {
-      nb::gil_scoped_release release;
-      parallel_for(views.size(), num_threads, [&](size_t i) { bad[i] = encode_into(views[i], results[i]); });
-    }
-    for (const auto& b : bad)
-      if (!b.empty()) raise_unknown(b);
-    nb::list out;
-    for (const auto& r : results) out.append(to_list(r));
-    return out;
-  }
+  nb::list encode_words(nb::handle words) const { return encode_words_impl(*this, words); }
+  nb::list encode_batch(nb::list batch, size_t threads) const { return encode_batch_impl(*this, batch, threads); }
 };
 
 nb::tuple py_train_pairs(std::vector<std::string> symbols, std::vector<std::vector<uint32_t>> words,

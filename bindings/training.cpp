@@ -4,6 +4,7 @@
 #include "common.h"
 #include "counter.h"
 #include "trainer.h"
+#include "unicode.h"
 
 namespace nb = nanobind;
 using namespace tokenforge;

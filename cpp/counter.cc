@@ -102,46 +102,6 @@ void PieceCounts::clear() {
 }
 
 // ------------------------------------------------------------------------------------------------
-// UTF-8 validation
-
-size_t utf8_valid_prefix(const uint8_t* s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    if (i + 8 <= n) {
-      uint64_t w;
-      std::memcpy(&w, s + i, 8);
-      if (!(w & 0x8080808080808080ull)) {
-        i += 8;
-        continue;
-      }
-    }
-    uint8_t b = s[i];
-    if (b < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    if (b >= 0xC2 && b <= 0xDF)
-      len = 2;
-    else if ((b & 0xF0) == 0xE0)
-      len = 3;
-    else if (b >= 0xF0 && b <= 0xF4)
-      len = 4;
-    else
-      return i;
-    if (i + len > n) return i;
-    for (size_t k = 1; k < len; ++k)
-      if ((s[i + k] & 0xC0) != 0x80) return i;
-    if (b == 0xE0 && s[i + 1] < 0xA0) return i;   // overlong
-    if (b == 0xED && s[i + 1] >= 0xA0) return i;  // surrogate
-    if (b == 0xF0 && s[i + 1] < 0x90) return i;   // overlong
-    if (b == 0xF4 && s[i + 1] >= 0x90) return i;  // beyond U+10FFFF
-    i += len;
-  }
-  return n;
-}
-
-// ------------------------------------------------------------------------------------------------
 // PieceCounter
 
 PieceCounter::PieceCounter(std::shared_ptr<const SplitRegex> split, std::vector<SpecialToken> specials)

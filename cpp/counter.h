@@ -49,10 +49,6 @@ class PieceCounts {
   size_t size_ = 0;
 };
 
-// The length of the longest prefix of s[0..n) that is valid UTF-8 (n when all of it is). A
-// multi-byte character cut by the end of s counts as invalid.
-size_t utf8_valid_prefix(const uint8_t* s, size_t n);
-
 // Splits text into pieces and counts them into a PieceCounts, with native threads.
 class PieceCounter {
  public:

@@ -1,4 +1,5 @@
-// Two small open-addressing hash maps for the hot lookups: byte strings -> id, and id pairs -> merge.
+// Small open-addressing hash maps for the hot lookups: short tokens -> id, byte strings -> id, and
+// id pairs -> merge; one table (OpenTable) under all three.
 // std::unordered_map allocates per node and hashes through std::hash; these keep one flat array.
 #pragma once
 #include <cstddef>
@@ -94,46 +95,99 @@ inline uint64_t hash_short(const ShortKey& k) {
   return hash_mum(k.lo ^ s.s0, k.hi ^ s.s1 ^ (uint64_t(k.len) << 56));
 }
 
+// Open addressing with linear probing over one flat array of slots, at most half full, so a miss
+// ends at the first empty slot after about 2.5 probes, in the same or the next cache line. The maps
+// below differ only in their Slot, which is empty when default-constructed and has
+//   bool empty() const;                  // an unused slot
+//   uint64_t hash() const;               // its key's hash (stored, or computed from the key)
+//   bool same_key(const Slot&) const;    // the two keys are equal
+template <class Slot>
+class OpenTable {
+ public:
+  // Room for n keys without growing; the keys already present are kept.
+  void reserve(size_t n) {
+    if (table_size_for(n) > slots_.size()) rehash(table_size_for(n));
+  }
+
+  // Returns false if the slot's key was already present (the old slot is kept).
+  bool insert(const Slot& slot) {
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
+    return insert_slot(slot);
+  }
+
+  // The slot for which matches(slot) is true, probing from hash h; nullptr at the first empty
+  // slot. matches() must be false for an empty slot.
+  template <class Matches>
+  const Slot* find(uint64_t h, Matches matches) const {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (matches(s)) return &s;
+      if (s.empty()) return nullptr;
+    }
+  }
+
+  size_t size() const { return size_; }
+  const std::vector<Slot>& slots() const { return slots_; }
+
+ private:
+  bool insert_slot(const Slot& slot) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = slot.hash() & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.empty()) {
+        s = slot;
+        ++size_;
+        return true;
+      }
+      if (s.same_key(slot)) return false;
+    }
+  }
+
+  void rehash(size_t capacity) {
+    std::vector<Slot> old(capacity);
+    old.swap(slots_);
+    size_ = 0;
+    for (const Slot& s : old)
+      if (!s.empty()) insert_slot(s);
+  }
+
+  std::vector<Slot> slots_ = std::vector<Slot>(16);  // a power of two
+  size_t size_ = 0;
+};
+
 // Tokens of up to 16 bytes -> id, their bytes inline in the slot: a lookup is a multiply, a probe
 // and an integer compare, with no pointer to follow (BytesMap keeps its keys elsewhere, one more
-// cache miss per lookup). The table stays at most half full, so a miss ends at the first empty
-// slot after about 2.5 probes, in the same or the next cache line.
+// cache miss per lookup).
 class ShortTokenMap {
  public:
-  void reserve(size_t n) { slots_.assign(table_size_for(n), Slot{}); }
+  void reserve(size_t n) { table_.reserve(n); }
 
   // Returns false if the key was already present (the old value is kept).
   bool insert(const ShortKey& k, uint32_t value) {
     filter_.clear();
-    if ((size_ + 1) * 2 > slots_.size()) grow();
-    return insert_slot(Slot{k.lo, k.hi, k.len, value});
+    return table_.insert(Slot{k.lo, k.hi, k.len, value});
   }
 
   bool find(const ShortKey& k, uint64_t h, uint32_t* value) const {
     if (!maybe_present(h)) return false;
-    size_t mask = slots_.size() - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-      const Slot& s = slots_[i];
-      if (s.lo == k.lo && s.hi == k.hi && s.len == k.len) {
-        *value = s.value;
-        return true;
-      }
-      if (s.len == 0) return false;
-    }
+    const Slot* s = table_.find(h, [&](const Slot& s) { return s.same_key(k); });
+    if (s) *value = s->value;
+    return s != nullptr;
   }
   bool find(const ShortKey& k, uint32_t* value) const { return find(k, hash_short(k), value); }
 
-  size_t size() const { return size_; }
+  size_t size() const { return table_.size(); }
 
   // Builds the filter below; call after the last insert (before it, every key is maybe present).
   void finish() {
     size_t words = 1;
-    while (words * 64 < size_ * 8) words <<= 1;  // about 8 bits per key
+    while (words * 64 < size() * 8) words <<= 1;  // about 8 bits per key
     filter_.assign(words, 0);
     filter_shift_ = 64;
     for (size_t w = words; w > 1; w >>= 1) --filter_shift_;
-    for (const Slot& s : slots_)
-      if (s.len) filter_[filter_word(hash_short({s.lo, s.hi, s.len}))] |= filter_bits(hash_short({s.lo, s.hi, s.len}));
+    for (const Slot& s : table_.slots())
+      if (!s.empty()) filter_[filter_word(s.hash())] |= filter_bits(s.hash());
   }
 
  private:
@@ -148,36 +202,17 @@ class ShortTokenMap {
   size_t filter_word(uint64_t h) const { return filter_shift_ >= 64 ? 0 : size_t(h >> filter_shift_); }
   static uint64_t filter_bits(uint64_t h) { return (uint64_t(1) << (h & 63)) | (uint64_t(1) << ((h >> 6) & 63)); }
 
-  struct Slot {
+  struct Slot {  // ShortKey's fields and the value in 24 bytes (a ShortKey member would pad to 32)
     uint64_t lo = 0, hi = 0;
     uint32_t len = 0;  // 0: empty
     uint32_t value = 0;
+    bool empty() const { return len == 0; }
+    uint64_t hash() const { return hash_short({lo, hi, len}); }
+    bool same_key(const ShortKey& k) const { return lo == k.lo && hi == k.hi && len == k.len; }
+    bool same_key(const Slot& o) const { return same_key(ShortKey{o.lo, o.hi, o.len}); }
   };
 
-  bool insert_slot(const Slot& slot) {
-    size_t mask = slots_.size() - 1;
-    for (size_t i = hash_short({slot.lo, slot.hi, slot.len}) & mask;; i = (i + 1) & mask) {
-      Slot& s = slots_[i];
-      if (s.len == 0) {
-        s = slot;
-        ++size_;
-        return true;
-      }
-      if (s.lo == slot.lo && s.hi == slot.hi && s.len == slot.len) return false;
-    }
-  }
-
-  void grow() {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
-    size_ = 0;
-    for (const Slot& s : old)
-      if (s.len) insert_slot(s);
-  }
-
-  std::vector<Slot> slots_ = std::vector<Slot>(16);
-  size_t size_ = 0;
+  OpenTable<Slot> table_;
   std::vector<uint64_t> filter_;
   unsigned filter_shift_ = 64;
 };
@@ -185,12 +220,11 @@ class ShortTokenMap {
 // Byte string -> uint32 value. Keys are not copied: they must outlive the map.
 class BytesMap {
  public:
-  void reserve(size_t n) { slots_.assign(table_size_for(n), Slot{}); }
+  void reserve(size_t n) { table_.reserve(n); }
 
   // Returns false if the key was already present (the old value is kept).
   bool insert(const uint8_t* key, uint32_t len, uint32_t value) {
-    if ((size_ + 1) * 2 > slots_.size()) grow();
-    return insert_slot(Slot{hash_bytes(key, len), key, len, value});
+    return table_.insert(Slot{hash_bytes(key, len), key, len, value});
   }
 
   bool find(const uint8_t* key, size_t len, uint32_t* value) const {
@@ -199,53 +233,28 @@ class BytesMap {
 
   // find() with the key's hash_bytes() already computed.
   bool find_hashed(const uint8_t* key, size_t len, uint64_t h, uint32_t* value) const {
-    if (slots_.empty()) return false;
-    size_t mask = slots_.size() - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-      const Slot& s = slots_[i];
-      if (!s.key) return false;
-      if (s.hash == h && s.len == len && std::memcmp(s.key, key, len) == 0) {
-        *value = s.value;
-        return true;
-      }
-    }
+    const Slot* s = table_.find(h, [&](const Slot& s) { return s.same_key(h, key, len); });
+    if (s) *value = s->value;
+    return s != nullptr;
   }
 
-  size_t size() const { return size_; }
+  size_t size() const { return table_.size(); }
 
  private:
   struct Slot {
-    uint64_t hash = 0;
-    const uint8_t* key = nullptr;
+    uint64_t key_hash = 0;
+    const uint8_t* key = nullptr;  // nullptr: empty
     uint32_t len = 0;
     uint32_t value = 0;
+    bool empty() const { return key == nullptr; }
+    uint64_t hash() const { return key_hash; }
+    bool same_key(uint64_t h, const uint8_t* k, size_t n) const {
+      return key_hash == h && len == n && key != nullptr && std::memcmp(key, k, n) == 0;
+    }
+    bool same_key(const Slot& o) const { return same_key(o.key_hash, o.key, o.len); }
   };
 
-  bool insert_slot(const Slot& slot) {
-    size_t mask = slots_.size() - 1;
-    for (size_t i = slot.hash & mask;; i = (i + 1) & mask) {
-      Slot& s = slots_[i];
-      if (!s.key) {
-        s = slot;
-        ++size_;
-        return true;
-      }
-      if (s.hash == slot.hash && s.len == slot.len && std::memcmp(s.key, slot.key, slot.len) == 0)
-        return false;
-    }
-  }
-
-  void grow() {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
-    size_ = 0;
-    for (const Slot& s : old)
-      if (s.key) insert_slot(s);
-  }
-
-  std::vector<Slot> slots_;
-  size_t size_ = 0;
+  OpenTable<Slot> table_;
 };
 
 // (left id, right id) -> (rank, merged id).
@@ -257,57 +266,30 @@ class PairMap {
     uint32_t merged;
   };
 
-  void reserve(size_t n) { slots_.assign(table_size_for(n), Slot{}); }
+  void reserve(size_t n) { table_.reserve(n); }
 
-  bool insert(uint32_t left, uint32_t right, Merge m) {
-    if ((size_ + 1) * 2 > slots_.size()) grow();
-    return insert_slot(Slot{key(left, right), m});
-  }
+  // Returns false if the pair was already present (the old merge is kept).
+  bool insert(uint32_t left, uint32_t right, Merge m) { return table_.insert(Slot{key(left, right), m}); }
 
   const Merge* find(uint32_t left, uint32_t right) const {
     uint64_t k = key(left, right);
-    size_t mask = slots_.size() - 1;
-    for (size_t i = mix(k) & mask;; i = (i + 1) & mask) {
-      const Slot& s = slots_[i];
-      if (s.key == k) return &s.merge;
-      if (s.key == kEmpty) return nullptr;
-    }
+    const Slot* s = table_.find(hash_u64(k), [k](const Slot& s) { return s.key == k; });
+    return s ? &s->merge : nullptr;
   }
 
-  size_t size() const { return size_; }
+  size_t size() const { return table_.size(); }
 
  private:
   struct Slot {
     uint64_t key = kEmpty;
     Merge merge{0, 0};
+    bool empty() const { return key == kEmpty; }
+    uint64_t hash() const { return hash_u64(key); }
+    bool same_key(const Slot& o) const { return key == o.key; }
   };
   static uint64_t key(uint32_t l, uint32_t r) { return (uint64_t(l) << 32) | r; }
-  static uint64_t mix(uint64_t k) { return hash_u64(k); }
 
-  bool insert_slot(const Slot& slot) {
-    size_t mask = slots_.size() - 1;
-    for (size_t i = mix(slot.key) & mask;; i = (i + 1) & mask) {
-      Slot& s = slots_[i];
-      if (s.key == kEmpty) {
-        s = slot;
-        ++size_;
-        return true;
-      }
-      if (s.key == slot.key) return false;
-    }
-  }
-
-  void grow() {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
-    size_ = 0;
-    for (const Slot& s : old)
-      if (s.key != kEmpty) insert_slot(s);
-  }
-
-  std::vector<Slot> slots_ = std::vector<Slot>(16);
-  size_t size_ = 0;
+  OpenTable<Slot> table_;
 };
 
 }  // namespace tokenforge

@@ -5,31 +5,11 @@
 
 #include <cstring>
 
+#include "unicode.h"
+
 namespace tokenforge {
 
 namespace {
-
-inline bool is_cont(uint8_t b) { return (b & 0xC0) == 0x80; }
-
-// Length of the valid UTF-8 sequence at s[i] (s[i] >= 0x80), or 0 if it is invalid.
-inline size_t utf8_sequence(const uint8_t* s, size_t n, size_t i) {
-  uint8_t b0 = s[i];
-  size_t left = n - i;
-  if (b0 >= 0xC2 && b0 <= 0xDF) return left >= 2 && is_cont(s[i + 1]) ? 2 : 0;
-  if (b0 >= 0xE0 && b0 <= 0xEF) {
-    if (left < 3) return 0;
-    uint8_t b1 = s[i + 1];
-    uint8_t lo = b0 == 0xE0 ? 0xA0 : 0x80, hi = b0 == 0xED ? 0x9F : 0xBF;  // no overlongs, no surrogates
-    return b1 >= lo && b1 <= hi && is_cont(s[i + 2]) ? 3 : 0;
-  }
-  if (b0 >= 0xF0 && b0 <= 0xF4) {
-    if (left < 4) return 0;
-    uint8_t b1 = s[i + 1];
-    uint8_t lo = b0 == 0xF0 ? 0x90 : 0x80, hi = b0 == 0xF4 ? 0x8F : 0xBF;  // U+10000..U+10FFFF
-    return b1 >= lo && b1 <= hi && is_cont(s[i + 2]) && is_cont(s[i + 3]) ? 4 : 0;
-  }
-  return 0;
-}
 
 inline void put_utf8(uint32_t cp, std::string& out) {
   if (cp < 0x80) {
@@ -302,28 +282,6 @@ struct Parser {
 };
 
 }  // namespace
-
-size_t valid_utf8_prefix(const uint8_t* s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    if (i + 8 <= n) {  // eight ASCII bytes at a time
-      uint64_t word;
-      std::memcpy(&word, s + i, 8);
-      if (!(word & 0x8080808080808080ull)) {
-        i += 8;
-        continue;
-      }
-    }
-    if (s[i] < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len = utf8_sequence(s, n, i);
-    if (!len) return i;
-    i += len;
-  }
-  return n;
-}
 
 RecordKind read_jsonl_record(const uint8_t* s, size_t n, std::string_view field, std::string& text) {
   bool blank = true;

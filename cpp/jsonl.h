@@ -14,11 +14,6 @@
 
 namespace tokenforge {
 
-// The length of the longest valid UTF-8 prefix of s[0, n) that ends at a character boundary:
-// n when all of it is valid. Rejects what Python's UTF-8 codec rejects (overlong forms,
-// surrogates, code points above U+10FFFF, truncated sequences).
-size_t valid_utf8_prefix(const uint8_t* s, size_t n);
-
 enum class RecordKind {
   kText,   // `text` holds the field's string, as UTF-8
   kBlank,  // only ASCII whitespace (Python's bytes.strip() leaves nothing): no document

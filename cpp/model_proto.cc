@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "unicode.h"
+
 namespace tokenforge {
 namespace spm {
 
@@ -94,7 +96,7 @@ bool read_piece(const uint8_t* data, size_t n, Piece& piece) {
   });
   if (!ok) return false;
   if (has_text) {
-    if (!valid_utf8(text.bytes, text.size) || std::memchr(text.bytes, 0, text.size)) return false;
+    if (utf8_valid_prefix(text.bytes, text.size) != text.size || std::memchr(text.bytes, 0, text.size)) return false;
     piece.bytes.assign(reinterpret_cast<const char*>(text.bytes), text.size);
   }
   piece.score = 0.0f;
@@ -112,45 +114,6 @@ struct Spec {
 };
 
 }  // namespace
-
-bool valid_utf8(const uint8_t* s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    if (n - i >= 8) {  // eight ASCII bytes at once
-      uint64_t w;
-      std::memcpy(&w, s + i, 8);
-      if (!(w & 0x8080808080808080ull)) {
-        i += 8;
-        continue;
-      }
-    }
-    const uint8_t c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    uint8_t lo = 0x80, hi = 0xBF;  // the range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;  // overlong
-      if (c == 0xED) hi = 0x9F;  // surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;  // overlong
-      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
-    } else {
-      return false;
-    }
-    if (len > n - i || s[i + 1] < lo || s[i + 1] > hi) return false;
-    for (size_t k = 2; k < len; ++k)
-      if ((s[i + k] & 0xC0) != 0x80) return false;
-    i += len;
-  }
-  return true;
-}
 
 bool parse_model_proto(const uint8_t* data, size_t size, ModelProto* out) {
   *out = ModelProto{};
@@ -209,7 +172,8 @@ bool parse_model_proto(const uint8_t* data, size_t size, ModelProto* out) {
   if (!ok) return false;
   const auto* u = reinterpret_cast<const uint8_t*>(out->unk_surface.data());
   const auto* name = reinterpret_cast<const uint8_t*>(out->normalizer_name.data());
-  if (!valid_utf8(u, out->unk_surface.size()) || !valid_utf8(name, out->normalizer_name.size())) return false;
+  if (utf8_valid_prefix(u, out->unk_surface.size()) != out->unk_surface.size() ||
+      utf8_valid_prefix(name, out->normalizer_name.size()) != out->normalizer_name.size()) return false;
   if (trainer.bytes) out->raw_trainer_spec.assign(reinterpret_cast<const char*>(trainer.bytes), trainer.size);
   if (normalizer.bytes) out->raw_normalizer_spec.assign(reinterpret_cast<const char*>(normalizer.bytes), normalizer.size);
   return true;

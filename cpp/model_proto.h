@@ -34,8 +34,5 @@ struct ModelProto {
 // Memory stays proportional to the input: lengths are checked before anything is copied.
 bool parse_model_proto(const uint8_t* data, size_t size, ModelProto* out);
 
-// Python's strict UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
-bool valid_utf8(const uint8_t* s, size_t n);
-
 }  // namespace spm
 }  // namespace tokenforge

@@ -1,6 +1,7 @@
 #include "unicode.h"
 
 #include <array>
+#include <cstring>
 #include <utility>
 
 #include "unicode_table.h"  // generated at build time
@@ -59,6 +60,28 @@ Char decode_multibyte(const uint8_t* s, size_t n, size_t i) {
     return {0xFFFD, 0, 1};
   }
   return {cp, char_class(cp), len};
+}
+
+size_t utf8_valid_prefix(const uint8_t* s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    if (i + 8 <= n) {  // eight ASCII bytes at a time
+      uint64_t word;
+      std::memcpy(&word, s + i, 8);
+      if (!(word & 0x8080808080808080ull)) {
+        i += 8;
+        continue;
+      }
+    }
+    if (s[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = utf8_sequence(s, n, i);
+    if (!len) return i;
+    i += len;
+  }
+  return n;
 }
 
 }  // namespace tokenforge

@@ -37,12 +37,38 @@ struct Char {
 // Classes of the ASCII range (the hot path), filled from the full table at start-up.
 extern const uint8_t kAsciiClass[128];
 
-// Decodes a multi-byte character (s[i] >= 0x80).
+// Strict UTF-8, as Python's codec: no overlong forms, no surrogates, nothing above U+10FFFF, no
+// truncated sequence. The length of the valid sequence at s[i] (s[i] >= 0x80, i < n), or 0.
+inline size_t utf8_sequence(const uint8_t* s, size_t n, size_t i) {
+  auto is_cont = [](uint8_t b) { return (b & 0xC0) == 0x80; };
+  uint8_t b0 = s[i];
+  size_t left = n - i;
+  if (b0 >= 0xC2 && b0 <= 0xDF) return left >= 2 && is_cont(s[i + 1]) ? 2 : 0;
+  if (b0 >= 0xE0 && b0 <= 0xEF) {
+    if (left < 3) return 0;
+    uint8_t b1 = s[i + 1];
+    uint8_t lo = b0 == 0xE0 ? 0xA0 : 0x80, hi = b0 == 0xED ? 0x9F : 0xBF;  // no overlongs, no surrogates
+    return b1 >= lo && b1 <= hi && is_cont(s[i + 2]) ? 3 : 0;
+  }
+  if (b0 >= 0xF0 && b0 <= 0xF4) {
+    if (left < 4) return 0;
+    uint8_t b1 = s[i + 1];
+    uint8_t lo = b0 == 0xF0 ? 0x90 : 0x80, hi = b0 == 0xF4 ? 0x8F : 0xBF;  // U+10000..U+10FFFF
+    return b1 >= lo && b1 <= hi && is_cont(s[i + 2]) && is_cont(s[i + 3]) ? 4 : 0;
+  }
+  return 0;
+}
+
+// The length of the longest prefix of s[0, n) that is strict UTF-8 and ends at a character
+// boundary: n when all of it is.
+size_t utf8_valid_prefix(const uint8_t* s, size_t n);
+
 // The two-stage table of char_class (the generated unicode_table.h), for the inline decoder below.
 extern const uint16_t* const kClassStage1;
 extern const uint8_t* const kClassStage2;
 inline uint8_t char_class_bmp(uint32_t cp) { return kClassStage2[kClassStage1[cp >> 8] * 256 + (cp & 0xFF)]; }
 
+// Decodes a multi-byte character (s[i] >= 0x80), or one byte of U+FFFD if it is not valid.
 Char decode_multibyte(const uint8_t* s, size_t n, size_t i);
 
 // Decodes the character at s[i] (i < n). Input from Python is valid UTF-8; anything else decodes

@@ -497,19 +497,12 @@ void Model::viterbi(const uint8_t* s, size_t n, std::vector<Span>& out) const {
       here = 0.0f;
     }
     const size_t mblen = std::min(utf8_len(s[start]), n - start);
-    bool single = false;
-    int32_t node = 0;
-    for (size_t k = start; k < n; ++k) {
-      node = trie_.child(node, s[k]);
-      if (node < 0) break;
-      const int32_t id = trie_.id(node);
-      if (id < 0) continue;
-      Node& target = best[k + 1];
-      float cand = here + trie_.score(node);
+    bool single = for_each_piece_at(s, n, start, mblen, [&](size_t end, int32_t id, float score) {
+      Node& target = best[end];
+      float cand = here + score;
       if (target.start == -1 || cand > target.score) target = Node{cand, int32_t(start), id};
-      max_end = std::max(max_end, k + 1);
-      if (k + 1 - start == mblen) single = true;
-    }
+      max_end = std::max(max_end, end);
+    });
     if (!single) {
       Node& target = best[start + mblen];
       float cand = here + unk_score;
@@ -625,17 +618,10 @@ void Model::lattice(const uint8_t* s, size_t n, std::vector<Arc>& arcs) const {
   const float unk_score = min_score_ - kUnkPenalty;
   for (size_t start = 0; start < n;) {
     const size_t mblen = std::min(utf8_len(s[start]), n - start);
-    bool single = false;
     const size_t first = arcs.size();
-    int32_t node = 0;
-    for (size_t k = start; k < n; ++k) {
-      node = trie_.child(node, s[k]);
-      if (node < 0) break;
-      const int32_t id = trie_.id(node);
-      if (id < 0) continue;
-      arcs.push_back(Arc{uint32_t(start), uint32_t(k + 1), id, trie_.score(node)});
-      if (k + 1 - start == mblen) single = true;
-    }
+    bool single = for_each_piece_at(s, n, start, mblen, [&](size_t end, int32_t id, float score) {
+      arcs.push_back(Arc{uint32_t(start), uint32_t(end), id, score});
+    });
     // the unknown arc is the shortest of its start: insert it first, keeping (begin, end) order
     if (!single)
       arcs.insert(arcs.begin() + ptrdiff_t(first), Arc{uint32_t(start), uint32_t(start + mblen), unk_id_, unk_score});

@@ -209,6 +209,23 @@ class Model {
   void bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const;
   void bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const;
   void lattice(const uint8_t* s, size_t n, std::vector<Arc>& arcs) const;  // arcs in (begin, end) order
+  // Calls f(end, id, score) for every piece that starts at s[start], shortest first (a walk down
+  // the trie); returns whether one of them is the single character of mblen bytes there (if not,
+  // the caller adds an unknown arc over it).
+  template <class F>
+  bool for_each_piece_at(const uint8_t* s, size_t n, size_t start, size_t mblen, F&& f) const {
+    bool single = false;
+    int32_t node = 0;
+    for (size_t k = start; k < n; ++k) {
+      node = trie_.child(node, s[k]);
+      if (node < 0) break;
+      const int32_t id = trie_.id(node);
+      if (id < 0) continue;
+      f(k + 1, id, trie_.score(node));
+      if (k + 1 - start == mblen) single = true;
+    }
+    return single;
+  }
   // BPE: the id of the piece s[0, n) (normal or user-defined; the first of duplicates), or -1
   int32_t bpe_id(const uint8_t* s, size_t n) const { return bpe_pieces_->find(*pieces_, s, n); }
   float bpe_score(int32_t id) const { return bpe_scores_[size_t(id)]; }

@@ -238,7 +238,7 @@ def test_encode_command_jsonl_shards_resume_and_log_lines(capsys, tmp_path, corp
     lines = proc.stderr.splitlines()
     assert any("encoding:" in line and "documents" in line and "MB/s" in line for line in lines)  # not a terminal
     size = src.stat().st_size
-    assert f"wrote" in lines[-1] and f"{size / 1e6:,.1f} MB of {size / 1e6:,.1f} MB (100%)" in lines[-1]
+    assert "wrote" in lines[-1] and f"{size / 1e6:,.1f} MB of {size / 1e6:,.1f} MB (100%)" in lines[-1]
     rc, _, err = run(capsys, "encode", "-t", "gpt2", "--field", "body", "--shard-size", "50K", "-o", str(out), str(src))
     assert rc == 1 and "--resume" in err
     rc, _, err = run(capsys, "encode", "-t", "gpt2", "-o", str(tmp_path / "raw.bin"), str(src), "-q")

@@ -118,6 +118,20 @@ def test_utf8_validation_matches_python():
         assert _core.valid_utf8_prefix(data) == expected, data
 
 
+@settings(max_examples=500, deadline=None)
+@given(data=st.lists(st.sampled_from([b"a", b"\x80", b"\xbf", b"\xc2", b"\xdf", b"\xe0", b"\xa0", b"\xed", b"\x9f",
+                                      b"\xef", b"\xf0", b"\x90", b"\xf4", b"\x8f", b"\xf5", b"\xff", b"\xc0", "é中😀".encode()]),
+                     max_size=40).map(b"".join))
+def test_utf8_validation_matches_python_on_arbitrary_bytes(data):
+    try:
+        data.decode("utf-8")
+        expected = len(data)
+    except UnicodeDecodeError as e:
+        expected = e.start
+    assert _core.valid_utf8_prefix(data) == expected
+    assert _core.utf8_valid_prefix(data, 0, len(data)) == expected  # the trainer's entry point, the same code
+
+
 @settings(max_examples=300, deadline=None)
 @given(text=st.text(st.sampled_from(list("ab Z\n\t.,，。中文١2'-_ \u3000\u00a0😀")), min_size=1, max_size=80))
 def test_byte_cuts_are_safe(text):

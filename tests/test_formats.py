@@ -11,7 +11,7 @@ import unicodedata
 import pytest
 
 import tokenforge
-from tokenforge import _core, formats, patterns
+from tokenforge import _core, patterns
 from tokenforge.formats import listing
 
 ALL_FORMATS = ["tokenforge", "huggingface", "tiktoken", "gpt2", "vocab_merges"]

@@ -10,7 +10,7 @@ import json
 import pytest
 
 import tokenforge
-from tokenforge import formats, models, post_processors
+from tokenforge import post_processors
 
 hf = pytest.importorskip("tokenizers")
 from tokenizers import decoders, normalizers, pre_tokenizers, processors, trainers  # noqa: E402

@@ -8,7 +8,6 @@ cl100k_base. No wall-clock limits here: tools/reliability.py measures time and m
 
 import concurrent.futures
 import copy
-import hashlib
 import multiprocessing
 import os
 import pathlib

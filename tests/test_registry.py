@@ -1,8 +1,6 @@
 """Named encodings, the model table, and the vocabulary-file cache (offline, verified, atomic)."""
 
 import hashlib
-import os
-import pathlib
 
 import pytest
 

@@ -7,7 +7,6 @@ work budget) and "backward" (the backward dynamic program for the whole text); a
 """
 
 import functools
-import sys
 
 import pytest
 import regex

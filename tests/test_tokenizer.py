@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenforge
-from tokenforge import Tokenizer, UnknownTokenError
+from tokenforge import Tokenizer
 
 from conftest import MULTILINGUAL
 

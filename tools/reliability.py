@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import pathlib
@@ -168,9 +169,7 @@ def growth(quick: bool) -> list[dict]:
 
 
 def fuzz(seconds: int) -> list[dict]:
-    try:
-        import atheris  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("atheris") is None:
         return [{"target": "all", "skipped": "atheris is not installed (pip install atheris)"}]
     sys.path.insert(0, str(ROOT / "tests"))
     from test_hardening_fuzz import TARGETS, _seeds

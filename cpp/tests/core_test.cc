@@ -4,11 +4,13 @@
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "encoder.h"
+#include "hash_maps.h"
 #include "tests/check.h"
 
 using namespace tokenforge;
@@ -249,7 +251,68 @@ static void test_split_engine() {
   CHECK(!SplitRegex::compile("a*", &error));
 }
 
+// The three hash maps against std::map, through growth from the initial 16 slots, with duplicate
+// inserts (refused, the first value kept) and absent keys; short tokens also after finish() (the
+// Bloom filter must not hide a key).
+static void test_hash_maps() {
+  std::mt19937 rng(7);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 3000; ++i) {
+    std::string k(1 + rng() % 40, '\0');
+    for (char& c : k) c = char('a' + rng() % 3);  // a small alphabet: many duplicates and shared prefixes
+    keys.push_back(k);
+  }
+  std::map<std::string, uint32_t> oracle;
+  ShortTokenMap short_map;
+  BytesMap bytes_map;
+  PairMap pair_map;
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> pair_oracle;
+  for (uint32_t i = 0; i < keys.size(); ++i) {
+    const std::string& k = keys[i];
+    auto p = reinterpret_cast<const uint8_t*>(k.data());
+    bool fresh = oracle.emplace(k, i).second;
+    CHECK(bytes_map.insert(p, uint32_t(k.size()), i) == fresh);
+    if (k.size() <= ShortKey::kMaxLen) CHECK(short_map.insert(short_key(p, k.size(), p + k.size()), i) == fresh);
+    uint32_t l = rng() % 64, r = rng() % 64;
+    bool fresh_pair = pair_oracle.emplace(std::make_pair(l, r), i).second;
+    CHECK(pair_map.insert(l, r, {i, i + 1}) == fresh_pair);
+  }
+  CHECK(bytes_map.size() == oracle.size());
+  CHECK(pair_map.size() == pair_oracle.size());
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1) short_map.finish();
+    for (const std::string& k : keys) {
+      for (const std::string& probe : {k, k + "d"}) {  // present, absent
+        auto p = reinterpret_cast<const uint8_t*>(probe.data());
+        auto it = oracle.find(probe);
+        uint32_t v = ~0u;
+        CHECK(bytes_map.find(p, probe.size(), &v) == (it != oracle.end()));
+        if (it != oracle.end()) CHECK(v == it->second);
+        if (probe.size() <= ShortKey::kMaxLen) {
+          v = ~0u;
+          CHECK(short_map.find(short_key(p, probe.size(), p + probe.size()), &v) == (it != oracle.end()));
+          if (it != oracle.end()) CHECK(v == it->second);
+        }
+      }
+    }
+  }
+  for (uint32_t l = 0; l < 70; ++l)
+    for (uint32_t r = 0; r < 70; ++r) {
+      auto it = pair_oracle.find({l, r});
+      const PairMap::Merge* m = pair_map.find(l, r);
+      CHECK((m != nullptr) == (it != pair_oracle.end()));
+      if (m && it != pair_oracle.end()) CHECK(m->rank == it->second && m->merged == it->second + 1);
+    }
+  BytesMap reserved;
+  reserved.reserve(1000);
+  CHECK(reserved.insert(reinterpret_cast<const uint8_t*>("abc"), 3, 5) && reserved.size() == 1);
+  reserved.reserve(5000);  // keeps what is there
+  uint32_t v = 0;
+  CHECK(reserved.find(reinterpret_cast<const uint8_t*>("abc"), 3, &v) && v == 5 && reserved.size() == 1);
+}
+
 int main() {
+  test_hash_maps();
   test_split_engine();
   test_scanners();
   test_sparse_ids();

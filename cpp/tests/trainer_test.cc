@@ -10,6 +10,7 @@
 
 #include "counter.h"
 #include "trainer.h"
+#include "unicode.h"
 #include "tests/check.h"
 
 using namespace tokenforge;

@@ -16,15 +16,18 @@ from .pipeline import CharBPETokenizer, CharTokenizer, PipelineTokenizer, WordPi
 from .spm.tokenizer import SentencePieceTokenizer
 from .spm.trainer import train_unigram
 from .io import load
-from . import formats  # registers the file formats' writers with the Tokenizer
 from .train import train_bpe, train_bpe_from_counts
-from . import distributed as _distributed  # registers train_bpe(engine="ray"); Ray itself is imported on use
+# Imported for their registrations too: formats adds the file writers to Tokenizer.save, distributed
+# adds train_bpe(engine="ray") (Ray itself is imported on use).
+from . import distributed, formats
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AddedToken",
     "decoders",
+    "distributed",
+    "formats",
     "CharBPETokenizer",
     "CharTokenizer",
     "PipelineTokenizer",

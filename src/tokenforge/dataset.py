@@ -621,15 +621,14 @@ def encode_files(
     expand_inputs(files)  # missing inputs are refused before the folder is made
     if not is_url(os.fspath(output)) and options.get("shard_size") is None:
         Path(output).parent.mkdir(parents=True, exist_ok=True)
-    report = None
-    if progress is not None:
-        done = [0, 0]
+    done = [0, 0]  # bytes and tokens already passed to progress
 
-        def report(state: Progress) -> None:
-            progress(state.bytes - done[0], state.tokens - done[1])
-            done[:] = [state.bytes, state.tokens]
+    def report_increments(state: Progress) -> None:
+        progress(state.bytes - done[0], state.tokens - done[1])
+        done[:] = [state.bytes, state.tokens]
 
     return encode_dataset(tok, files, output, separator=separator, eot=eot, num_threads=num_threads,
-                          overwrite=overwrite, errors=errors, progress=report, **options)
+                          overwrite=overwrite, errors=errors,
+                          progress=None if progress is None else report_increments, **options)
 
 

@@ -393,35 +393,35 @@ def _finish_part(part, out_path: str) -> dict:
     return info
 
 
-def _encode_into(part, encoder, segments, eot) -> None:
+def _write_part(tok, out_path: str, encoder, segments, eot) -> dict:
     """Encodes (text, ends_document) segments on the encoder's threads (a reader thread reading
-    ahead) and appends their ids to part, an end-of-text id after each document if eot is not None."""
+    ahead) into the shard out_path, an end-of-text id after each document if eot is not None;
+    returns its index entry (count, bytes, crc32). On any error the partial file is removed."""
     from .dataset import batched, encoded
 
-    for _, ids, _ in encoded(encoder, batched(segments, eot)):
-        part.write(ids)
+    part = _open_part(tok, out_path)
+    try:
+        for _, ids, _ in encoded(encoder, batched(segments, eot)):
+            part.write(ids)
+        return _finish_part(part, out_path)
+    except BaseException:
+        part.discard()
+        raise
 
 
 def _encode_shard(tok, path, start: int, end: int, final: bool, separator, eot, errors: str, out_path: str,
                   threads: int, crash_once) -> dict:
-    """Encodes bytes [start, end) of a file into out_path (raw ids); returns its index entry (count,
-    bytes, crc32). Creates the output folder (a worker may not see the driver's file system)."""
+    """Encodes bytes [start, end) of a file into out_path (raw ids); returns its index entry.
+    Creates the output folder (a worker may not see the driver's file system)."""
     from .dataset import _Encoder
     from .dataset_readers import text_blocks, text_segments
 
     _crash_if_asked(crash_once, "encode")
     encoder = _Encoder(tok, threads)
-    part = _open_part(tok, out_path)
-    try:
-        with io.BufferedReader(_RangeReader(path, start, end)) as raw:
-            blocks = text_blocks(raw, f"{path} (bytes {start}..{end})", errors)
-            cut = encoder.cut if encoder.cuttable else None
-            _encode_into(part, encoder, text_segments(blocks, separator, cut, final), eot)
-        info = _finish_part(part, out_path)
-    except BaseException:
-        part.discard()
-        raise
-    return info
+    cut = encoder.cut if encoder.cuttable else None
+    with io.BufferedReader(_RangeReader(path, start, end)) as raw:
+        blocks = text_blocks(raw, f"{path} (bytes {start}..{end})", errors)
+        return _write_part(tok, out_path, encoder, text_segments(blocks, separator, cut, final), eot)
 
 
 def _encode_source(tok, name: str, input_format: str, field: str, separator, eot, errors: str, out_path: str,
@@ -433,15 +433,9 @@ def _encode_source(tok, name: str, input_format: str, field: str, separator, eot
 
     _crash_if_asked(crash_once, "encode")
     encoder = _Encoder(tok, threads)
-    part = _open_part(tok, out_path)
-    try:
-        _encode_into(part, encoder, segments(Source(name, None), fmt=input_format, field=field, separator=separator,
-                                             errors=errors, cut=encoder.cut if encoder.cuttable else None), eot)
-        info = _finish_part(part, out_path)
-    except BaseException:
-        part.discard()
-        raise
-    return info
+    cut = encoder.cut if encoder.cuttable else None
+    return _write_part(tok, out_path, encoder, segments(Source(name, None), fmt=input_format, field=field,
+                                                         separator=separator, errors=errors, cut=cut), eot)
 
 
 def encode_files_ray(

@@ -11,7 +11,7 @@ import threading
 from typing import Callable
 
 from . import patterns
-from .encoding import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING, Encoding, encoding_name_for_model
+from .encoding import Encoding, encoding_name_for_model
 from .vocab_cache import load_data_gym, load_tiktoken_bpe
 
 ENDOFTEXT = "<|endoftext|>"

@@ -23,10 +23,10 @@ words are separated by single spaces. Not handled: UnicodeScripts (a ValueError 
 from __future__ import annotations
 
 from ..stage import REQUIRED, StageError, pattern_of, read_fields
-from .base import PreTokenizer, apply_behavior, behavior_of
+from .base import PreTokenizer, behavior_of
 from .byte_level import ByteLevel
 from .metaspace import SCHEMES, Metaspace
-from .split import Regex, Split, isolated
+from .split import Regex, Split
 from .words import BertPreTokenizer, CharDelimiterSplit, Digits, NoPreTokenizer, Punctuation, Whitespace, WhitespaceSplit
 
 __all__ = ["BertPreTokenizer", "ByteLevel", "CharDelimiterSplit", "Digits", "Metaspace", "NoPreTokenizer", "PreTokenizer",

@@ -20,7 +20,7 @@ import math
 import random
 from typing import Sequence
 
-from ..models.sentencepiece import ALGORITHMS, SentencePiece
+from ..models.sentencepiece import SentencePiece
 from ..stage import check_text, replace_surrogates
 from ..tokenizer import Tokenizer
 from . import model_file as mf

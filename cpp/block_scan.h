@@ -82,16 +82,34 @@ inline uint64_t fill_right(uint64_t seeds, uint64_t m) {
   return x;
 }
 
+// The bits below `end` (all 64 when end is 64).
+inline uint64_t bits_below(unsigned end) { return end == 64 ? ~uint64_t(0) : (uint64_t(1) << end) - 1; }
+
+// Where a block stops: before a non-ASCII byte and before an apostrophe that may start a
+// contraction (64: it does not).
+inline unsigned block_end(const Classes& c) {
+  uint64_t stop = c.high | (c.apostrophe & (c.contraction_letter >> 1));
+  return stop ? unsigned(__builtin_ctzll(stop)) : 64;
+}
+
+// How many leading positions have certain start bits, for a block that stops at `end`: those
+// before the last valid byte (a start there may depend on the byte after it), and up to the start
+// of a whitespace run that reaches it (the run's end, and so the pieces inside it, are not known).
+inline unsigned trusted_positions(unsigned end, uint64_t ws, uint64_t ws_starts) {
+  unsigned limit = end == 0 ? 0 : end - 1;
+  if (end > 0 && ((ws >> (end - 1)) & 1))
+    limit = std::min(limit, 64u - unsigned(__builtin_clzll(ws_starts & bits_below(end))));
+  return limit;
+}
+
 // The piece starts at p[0..64) (bit 0: p, itself a piece start), and in *trusted the number of
 // leading positions whose start bits are certain (the pieces between two trusted starts can be
 // emitted). 64 bytes must be readable at p.
 template <bool O200k>
 inline uint64_t piece_starts(const uint8_t* p, unsigned* trusted) {
   Classes c = classify(p);
-  // Stop before a non-ASCII byte and before an apostrophe that may start a contraction.
-  uint64_t stop = c.high | (c.apostrophe & (c.contraction_letter >> 1));
-  unsigned end = stop ? unsigned(__builtin_ctzll(stop)) : 64;
-  uint64_t valid = end == 64 ? ~uint64_t(0) : (uint64_t(1) << end) - 1;
+  unsigned end = block_end(c);
+  uint64_t valid = bits_below(end);
   uint64_t letter = (c.upper | c.lower) & valid, digit = c.digit & valid, white = c.space & valid;
   uint64_t newline = c.newline & valid, blank = c.blank & valid;
   uint64_t other = ~(letter | digit | white | c.high) & valid;
@@ -107,7 +125,7 @@ inline uint64_t piece_starts(const uint8_t* p, unsigned* trusted) {
     unsigned at = unsigned(__builtin_ctzll(taken & c.slash));
     if (at < end) {
       end = at;
-      valid = (uint64_t(1) << end) - 1;
+      valid = bits_below(end);
     }
   }
 
@@ -139,16 +157,7 @@ inline uint64_t piece_starts(const uint8_t* p, unsigned* trusted) {
     if (after >= 64 || !((newline >> after) & 1)) starts |= uint64_t(1) << k;
   }
   starts |= 1;
-
-  // Trust the starts before the last valid byte (a start there may depend on the byte after it),
-  // and up to the start of a whitespace run that reaches it (the run's end, and so the pieces
-  // inside it, are not known yet).
-  unsigned limit = end == 0 ? 0 : end - 1;
-  if (end > 0 && ((ws >> (end - 1)) & 1)) {
-    uint64_t run_starts = ws_starts & (end == 64 ? ~uint64_t(0) : (uint64_t(1) << end) - 1);
-    limit = std::min(limit, 64u - unsigned(__builtin_clzll(run_starts)));
-  }
-  *trusted = limit;
+  *trusted = trusted_positions(end, ws, ws_starts);
   return starts;
 }
 
@@ -159,21 +168,15 @@ inline uint64_t piece_starts(const uint8_t* p, unsigned* trusted) {
 // last byte (`\s+(?!\S)` leaves it to the next piece, which it joins if it is a space).
 inline uint64_t gpt2_piece_starts(const uint8_t* p, unsigned* trusted) {
   Classes c = classify(p);
-  uint64_t stop = c.high | (c.apostrophe & (c.contraction_letter >> 1));
-  unsigned end = stop ? unsigned(__builtin_ctzll(stop)) : 64;
-  uint64_t valid = end == 64 ? ~uint64_t(0) : (uint64_t(1) << end) - 1;
+  unsigned end = block_end(c);
+  uint64_t valid = bits_below(end);
   uint64_t letter = (c.upper | c.lower) & valid, digit = c.digit & valid, white = c.space & valid;
   uint64_t blank = c.blank & valid;
   uint64_t other = ~(letter | digit | white | c.high) & valid;
   uint64_t run_starts = (letter & ~(letter << 1)) | (digit & ~(digit << 1)) | (other & ~(other << 1));
   uint64_t ws_starts = white & ~(white << 1);
   uint64_t starts = (run_starts & ~(blank << 1)) | ws_starts | (white & ~(white >> 1)) | 1;
-  unsigned limit = end == 0 ? 0 : end - 1;
-  if (end > 0 && ((white >> (end - 1)) & 1)) {
-    uint64_t reaching = ws_starts & (end == 64 ? ~uint64_t(0) : (uint64_t(1) << end) - 1);
-    limit = std::min(limit, 64u - unsigned(__builtin_clzll(reaching)));
-  }
-  *trusted = limit;
+  *trusted = trusted_positions(end, white, ws_starts);
   return starts;
 }
 inline uint64_t cl100k_piece_starts(const uint8_t* p, unsigned* trusted) { return piece_starts<false>(p, trusted); }

@@ -15,15 +15,23 @@ constexpr uint32_t kNoRank = ~0u;
 // longer ones the heap, which keeps pathological pieces (a megabyte of spaces) at O(n log n).
 constexpr size_t kShortPiece = 40;
 
-// The big tier of the per-thread cache, for pieces that are not tokens: direct-mapped, one
-// 64-byte entry (one cache line) per piece of up to 30 bytes and 6 ids, 65536 entries (4 MiB per
-// thread: the working set of a language's frequent words). The key's first 16 bytes are kept as
-// two zero-padded words, compared as integers like the short-token table's keys. Entries carry
-// the serial number of the model that made them (never reused, unlike an address). Measured on
-// multilingual text: twice the entries of the former 128-byte entries (54 bytes, 16 ids) in the
-// same memory raise the hit rate from 77% to 81%; the longer pieces it no longer keeps are 2% of
-// the pieces, and 98% of the others have at most 6 ids.
-constexpr size_t kCacheKey = 30, kCacheIds = 6, kCacheLines = 65536;
+// The big tier of the per-thread cache, for pieces that are not tokens: one 64-byte entry (one
+// cache line) per piece of up to 30 bytes and 6 ids, 65536 entries (4 MiB per thread: the working
+// set of a language's frequent words) in sets of 4 (a piece's hash picks the set; a new entry goes
+// first and the set's oldest falls out). The key's first 16 bytes are kept as two zero-padded words,
+// compared as integers like the short-token table's keys. Entries carry the serial number of the
+// model that made them (never reused, unlike an address). Measured on multilingual text: twice the
+// entries of the former 128-byte entries (54 bytes, 16 ids) in the same memory raise the hit rate
+// from 77% to 81%; the longer pieces it no longer keeps are 2% of the pieces, and 98% of the others
+// have at most 6 ids. Sets of 4 instead of one entry per hash (the same memory): merged pieces
+// 3.1% -> 2.3% of the pieces on 12 MB of multilingual text (a table of 4 million entries: 1.6%,
+// the rest is first sightings and the long pieces of the tier below), 0.88% -> 0.84% on English.
+constexpr size_t kCacheKey = 30, kCacheIds = 6, kCacheWays = 4, kCacheLines = 65536;
+// The long tier: the merged pieces the big tier cannot hold (31 to 128 bytes, or more than 6 ids:
+// runs of '-' or spaces in code and plain text, long words of other scripts), 4096 entries of 256
+// bytes (1 MiB per thread) in sets of 2. Without it such pieces were merged again each time: in
+// English text 0.05% of the pieces, but about 5% of the encoding time (perf).
+constexpr size_t kLongKey = 128, kLongIds = 28, kLongWays = 2, kLongLines = 4096;
 std::atomic<uint64_t> next_serial{1};
 }  // namespace
 
@@ -35,9 +43,21 @@ struct alignas(64) BytePairModel::CacheLine {
   uint32_t ids[kCacheIds];
 };
 static_assert(sizeof(BytePairModel::CacheLine) == 64, "one cache line per entry");
+
+struct alignas(64) BytePairModel::LongLine {
+  uint64_t model = 0;
+  uint32_t tag = 0;  // the high half of the piece's hash: most other pieces differ there
+  uint16_t len = 0;
+  uint8_t count = 0;
+  uint32_t ids[kLongIds];
+  uint8_t key[kLongKey];
+};
+static_assert(sizeof(BytePairModel::LongLine) == 256, "four cache lines per entry");
 static_assert(sizeof(BytePairModel::HotEntry) == 32, "two hot entries per cache line");
 
-BytePairModel::Cache::Cache(bool allocate) : lines(allocate ? new (std::nothrow) CacheLine[kCacheLines] : nullptr) {}
+BytePairModel::Cache::Cache(bool allocate)
+    : lines(allocate ? new (std::nothrow) CacheLine[kCacheLines] : nullptr),
+      long_lines(allocate ? new (std::nothrow) LongLine[kLongLines] : nullptr) {}
 BytePairModel::Cache::~Cache() = default;
 
 namespace {
@@ -79,7 +99,7 @@ struct ThreadCache {
   ThreadCache() : cache(take_pooled_cache()) {
     if (cache) return;
     cache = new (std::nothrow) BytePairModel::Cache(true);
-    if (cache && !cache->lines) {
+    if (cache && (!cache->lines || !cache->long_lines)) {
       delete cache;
       cache = nullptr;
     }
@@ -90,15 +110,62 @@ struct ThreadCache {
   }
 };
 
-void append_ids(const CacheLine& line, std::vector<uint32_t>& out) {
-  for (size_t i = 0; i < line.count; ++i) out.push_back(line.ids[i]);
+// The set of the big tier where a piece with hash h lives (bits the hot tier's index does not use).
+CacheLine* set_of(BytePairModel::Cache* cache, uint64_t h) {
+  return cache->lines.get() + (h & (kCacheLines / kCacheWays - 1)) * kCacheWays;
 }
 
-// Stores the ids out[before..] of the piece p[0..n) (first 16 bytes: k) if they fit.
-void store(CacheLine& line, uint64_t model, const ShortKey& k, const uint8_t* p, size_t n,
+// The entry of piece p[0..n) (first 16 bytes: k) in its set, or null.
+const CacheLine* find_line(const CacheLine* set, uint64_t model, const ShortKey& k, const uint8_t* p, size_t n) {
+  for (size_t way = 0; way < kCacheWays; ++way) {
+    const CacheLine& line = set[way];
+    if (line.model == model && line.len == n && line.lo == k.lo && line.hi == k.hi &&
+        (n <= 16 || std::memcmp(line.rest, p + 16, n - 16) == 0))
+      return &line;
+  }
+  return nullptr;
+}
+
+using LongLine = BytePairModel::LongLine;
+
+LongLine* long_set_of(BytePairModel::Cache* cache, uint64_t h) {
+  return cache->long_lines.get() + (h & (kLongLines / kLongWays - 1)) * kLongWays;
+}
+
+const LongLine* find_long(const LongLine* set, uint64_t model, uint64_t h, const uint8_t* p, size_t n) {
+  for (size_t way = 0; way < kLongWays; ++way) {
+    const LongLine& line = set[way];
+    if (line.model == model && line.tag == uint32_t(h >> 32) && line.len == n && std::memcmp(line.key, p, n) == 0)
+      return &line;
+  }
+  return nullptr;
+}
+
+// Stores ids[0..count) of the piece p[0..n) first in its long set (the set's last entry falls out).
+void store_long(LongLine* set, uint64_t model, uint64_t h, const uint8_t* p, size_t n, const uint32_t* ids,
+                size_t count) {
+  std::memmove(set + 1, set, sizeof(LongLine) * (kLongWays - 1));
+  LongLine& line = set[0];
+  line.model = model;
+  line.tag = uint32_t(h >> 32);
+  line.len = uint16_t(n);
+  line.count = uint8_t(count);
+  std::memcpy(line.key, p, n);
+  std::copy(ids, ids + count, line.ids);
+}
+
+template <class Line>
+void append_ids(const Line& line, std::vector<uint32_t>& out) {
+  out.insert(out.end(), line.ids, line.ids + line.count);
+}
+
+// Stores the ids out[before..] (at most kCacheIds) of the piece p[0..n) (first 16 bytes: k), first
+// in its set (the set's last entry falls out).
+void store(CacheLine* set, uint64_t model, const ShortKey& k, const uint8_t* p, size_t n,
            const std::vector<uint32_t>& out, size_t before) {
   size_t count = out.size() - before;
-  if (count > kCacheIds) return;
+  std::memmove(set + 1, set, sizeof(CacheLine) * (kCacheWays - 1));
+  CacheLine& line = set[0];
   line.model = model;
   line.lo = k.lo;
   line.hi = k.hi;
@@ -211,15 +278,8 @@ void BytePairModel::encode_short(const uint8_t* p, const ShortKey& k, uint64_t h
     return;
   }
   size_t n = k.len, before = out.size();
-  if (!cache->lines) return merge(p, n, out);
-  CacheLine& line = cache->lines[h & (kCacheLines - 1)];
-  if (line.model == serial_ && line.len == n && line.lo == k.lo && line.hi == k.hi) {
-    append_ids(line, out);
-  } else {
-    merge(p, n, out);
-    store(line, serial_, k, p, n, out, before);
-  }
-  remember_hot(hot, cache->hot_epoch, k, out.data() + before, out.size() - before);
+  cached_merge(p, n, k, h, cache, out);
+  if (cache->lines) remember_hot(hot, cache->hot_epoch, k, out.data() + before, out.size() - before);
 }
 
 void BytePairModel::encode_long(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const {
@@ -231,15 +291,28 @@ void BytePairModel::encode_long(const uint8_t* p, size_t n, Cache* cache, std::v
       return;
     }
   }
-  if (n > kCacheKey || !cache->lines) return merge(p, n, out);
-  ShortKey k = short_key_unchecked(p, 16);  // the first 16 of the piece's n > 16 bytes
-  CacheLine& line = cache->lines[h & (kCacheLines - 1)];
-  if (line.model == serial_ && line.len == n && line.lo == k.lo && line.hi == k.hi &&
-      std::memcmp(line.rest, p + 16, n - 16) == 0)
-    return append_ids(line, out);
+  cached_merge(p, n, short_key_unchecked(p, 16), h, cache, out);  // (the key of its first 16 bytes)
+}
+
+// A piece that is not a token (k: the key of its first 16 bytes at most; h: its hash): its ids from
+// the big or the long tier, or merged and kept there.
+void BytePairModel::cached_merge(const uint8_t* p, size_t n, const ShortKey& k, uint64_t h, Cache* cache,
+                                 std::vector<uint32_t>& out) const {
+  if (!cache->lines || n > kLongKey) return merge(p, n, out);
+  CacheLine* set = nullptr;
+  if (n <= kCacheKey) {
+    set = set_of(cache, h);
+    if (const CacheLine* line = find_line(set, serial_, k, p, n)) return append_ids(*line, out);
+  }
+  LongLine* long_set = long_set_of(cache, h);
+  if (const LongLine* line = find_long(long_set, serial_, h, p, n)) return append_ids(*line, out);
   size_t before = out.size();
   merge(p, n, out);
-  store(line, serial_, k, p, n, out, before);
+  size_t count = out.size() - before;
+  if (set && count <= kCacheIds)
+    store(set, serial_, k, p, n, out, before);
+  else if (count <= kLongIds)
+    store_long(long_set, serial_, h, p, n, out.data() + before, count);
 }
 
 void BytePairModel::merge(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const {

@@ -48,11 +48,13 @@ class BytePairModel {
   };
   static constexpr size_t kHotEntries = 32768;
   struct CacheLine;
+  struct LongLine;
   struct Cache {
     uint64_t hot_model = 0;  // the serial of the model the current epoch belongs to
     uint16_t hot_epoch = 0;
     HotEntry hot[kHotEntries] = {};
     std::unique_ptr<CacheLine[]> lines;  // null in the shared cache of threads that could not allocate one
+    std::unique_ptr<LongLine[]> long_lines;
     explicit Cache(bool allocate);
     ~Cache();
   };
@@ -138,6 +140,8 @@ class BytePairModel {
   }
   void encode_short(const uint8_t* p, const ShortKey& k, uint64_t h, Cache* cache, std::vector<uint32_t>& out) const;
   void encode_long(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const;
+  void cached_merge(const uint8_t* p, size_t n, const ShortKey& k, uint64_t h, Cache* cache,
+                    std::vector<uint32_t>& out) const;
   void merge(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   void merge_short(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   void merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;

@@ -159,3 +159,28 @@ def test_block_scan_on_real_text(corpus_texts):
         for kind in ("stdlib", "tinystories", "multilingual"):
             text = corpus_texts[kind][:400_000]
             assert splitter.spans(text) == [m.span() for m in regex.finditer(patterns.NAMED[name], text)], (name, kind)
+
+
+# The piece cache keeps merged pieces in three tiers by size: the hot tier (up to 16 bytes and 3
+# ids), the big tier (up to 30 bytes and 6 ids, sets of 4) and the long tier (up to 128 bytes and
+# 28 ids: rules of '-' or '=', indentation, long words of other scripts, CJK runs with many ids).
+# Each piece below is encoded several times, the later times from the cache, between pieces of
+# the other tiers, and alternately by two encodings (entries carry their model): every time equal
+# to tiktoken.
+_LONG_PIECES = ["-" * 31, "=" * 64, " " + "+" * 70, "#" + "-" * 127, "-" * 129, " " * 40 + "x", "\t" * 33,
+                " переконфігурування", " ідентифікаційний", " Donaudampfschifffahrtsgesellschaft",
+                "指定した場合は既定の設定を使用します", "请参阅手册页以获取更多信息和示例", " ünverständlichkeiten",
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", " Ελληνικάγράμματαπολύμακριά", "😀😃😄😁😆", "١٢٣",
+                " переконфігуруванняпереконфігуруванняпереконфігуруванняпереконфігурування"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(picks=st.lists(st.sampled_from(_LONG_PIECES + [" the", " Überprüfung", " списку", ".\n"]), min_size=1,
+                      max_size=30))
+def test_piece_cache_tiers_equal_tiktoken(picks):
+    text = "".join(picks)
+    for name in ("cl100k_base", "o200k_base", "cl100k_base"):
+        expected = tiktoken.get_encoding(name).encode_ordinary(text)
+        ours = tokenforge.get_encoding(name)
+        assert ours.encode_ordinary(text) == expected
+        assert ours.encode_ordinary(text) == expected  # from the cache

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <pthread.h>
 #include <vector>
 
 namespace tokenforge {
@@ -96,21 +97,47 @@ BytePairModel::Cache* no_cache() {
   return &empty;
 }
 
-struct ThreadCache {
-  BytePairModel::Cache* cache;
-  ThreadCache() : cache(take_pooled_cache()) {
-    if (cache) return;
-    cache = new (std::nothrow) BytePairModel::Cache(true);
-    if (cache && (!cache->lines || !cache->long_lines)) {
-      delete cache;
-      cache = nullptr;
-    }
-    if (!cache) cache = no_cache();
+// A new cache for the calling thread: a warm one from the pool, else a fresh one, else (no memory)
+// the shared empty one.
+BytePairModel::Cache* new_thread_cache() {
+  BytePairModel::Cache* cache = take_pooled_cache();
+  if (cache) return cache;
+  cache = new (std::nothrow) BytePairModel::Cache(true);
+  if (cache && (!cache->lines || !cache->long_lines)) {
+    delete cache;
+    cache = nullptr;
   }
-  ~ThreadCache() {
-    if (cache->lines) give_back_cache(cache);  // not the shared empty one
+  return cache ? cache : no_cache();
+}
+
+// Each thread's cache hangs on a pthread key, not on a C++ thread_local: this module is loaded
+// with dlopen, so a thread's first use of one of its thread_locals makes glibc allocate the
+// module's TLS block with malloc, and abort the process if that fails (an address-space limit
+// while a batch starts many threads). pthread_getspecific never allocates, and a failed
+// pthread_setspecific can be handled: the thread encodes without a cache. When the thread ends,
+// its cache goes to the pool.
+struct CacheKey {
+  pthread_key_t key;
+  bool ok;
+  CacheKey() {
+    ok = pthread_key_create(&key, [](void* c) {
+           auto* cache = static_cast<BytePairModel::Cache*>(c);
+           if (cache->lines) give_back_cache(cache);  // not the shared empty one
+         }) == 0;
   }
 };
+
+BytePairModel::Cache* thread_cache() {
+  static CacheKey k;  // (a static, initialized once under a lock without thread-local storage)
+  if (!k.ok) return no_cache();
+  if (void* c = pthread_getspecific(k.key)) return static_cast<BytePairModel::Cache*>(c);
+  BytePairModel::Cache* cache = new_thread_cache();
+  if (pthread_setspecific(k.key, cache) != 0) {
+    if (cache->lines) give_back_cache(cache);
+    return no_cache();
+  }
+  return cache;
+}
 
 // The set of the big tier where a piece with hash h lives (bits the hot tier's index does not use).
 CacheLine* set_of(BytePairModel::Cache* cache, uint64_t h) {
@@ -179,8 +206,7 @@ void store(CacheLine* set, uint64_t model, const ShortKey& k, const uint8_t* p, 
 }  // namespace
 
 BytePairModel::Cache* BytePairModel::cache() const {
-  thread_local ThreadCache tc;
-  Cache* c = tc.cache;
+  Cache* c = thread_cache();
   if (c->hot_model != serial_ && c->lines) {  // (never for the shared empty cache)  // a new epoch: the hot entries of the previous model go stale
     c->hot_model = serial_;
     if (++c->hot_epoch == 0) {  // wrapped after 2^16 switches: clear, so no old epoch can match

@@ -49,7 +49,6 @@ static_assert(sizeof(BytePairModel::CacheLine) == 64, "one cache line per entry"
 
 struct alignas(64) BytePairModel::LongLine {
   uint64_t model = 0;
-  uint32_t tag = 0;  // the high half of the piece's hash: most other pieces differ there
   uint16_t len = 0;
   uint8_t count = 0;
   uint32_t ids[kLongIds];
@@ -58,9 +57,50 @@ struct alignas(64) BytePairModel::LongLine {
 static_assert(sizeof(BytePairModel::LongLine) == 512, "eight cache lines per entry");
 static_assert(sizeof(BytePairModel::HotEntry) == 32, "two hot entries per cache line");
 
-BytePairModel::Cache::Cache(bool allocate)
-    : lines(allocate ? new (std::nothrow) CacheLine[kCacheLines] : nullptr),
-      long_lines(allocate ? new (std::nothrow) LongLine[kLongLines] : nullptr) {}
+namespace {
+// A set-associative tier of `Lines` entries in sets of `Ways` (a piece's hash picks the set). Each
+// entry has a 16-bit tag from other bits of the hash (0: empty) in a small array of its own, so
+// a lookup reads only the entries whose tag matches: a miss, the common case on new text,
+// usually reads no entry at all (4 or 2 more cache misses otherwise, each as dear as a merge step).
+template <class Line, size_t Ways, size_t Lines>
+struct Tier {
+  std::unique_ptr<Line[]> lines{new (std::nothrow) Line[Lines]};
+  std::unique_ptr<uint16_t[]> tags{new (std::nothrow) uint16_t[Lines]()};
+
+  bool allocated() const { return lines && tags; }
+  static size_t set_of(uint64_t h) { return (h & (Lines / Ways - 1)) * Ways; }  // (bits the hot tier does not use)
+  static uint16_t tag_of(uint64_t h) { return uint16_t(h >> 16) | 1; }
+
+  // The entry for hash h for which same(entry) holds, or null.
+  template <class Same>
+  const Line* find(uint64_t h, Same same) const {
+    size_t set = set_of(h);
+    uint16_t tag = tag_of(h);
+    for (size_t way = 0; way < Ways; ++way)
+      if (tags[set + way] == tag && same(lines[set + way])) return &lines[set + way];
+    return nullptr;
+  }
+  // The entry to fill for hash h: the first of its set (the set's oldest falls out).
+  Line& insert(uint64_t h) {
+    size_t set = set_of(h);
+    std::memmove(&lines[set + 1], &lines[set], sizeof(Line) * (Ways - 1));
+    std::memmove(&tags[set + 1], &tags[set], sizeof(uint16_t) * (Ways - 1));
+    tags[set] = tag_of(h);
+    return lines[set];
+  }
+};
+}  // namespace
+
+struct BytePairModel::Tiers {
+  Tier<CacheLine, kCacheWays, kCacheLines> big;
+  Tier<LongLine, kLongWays, kLongLines> long_pieces;
+};
+
+BytePairModel::Cache::Cache(bool allocate) {
+  if (!allocate) return;
+  tiers.reset(new (std::nothrow) Tiers);
+  if (tiers && !(tiers->big.allocated() && tiers->long_pieces.allocated())) tiers.reset();
+}
 BytePairModel::Cache::~Cache() = default;
 
 namespace {
@@ -91,7 +131,7 @@ void give_back_cache(BytePairModel::Cache* c) {
 
 // A thread that cannot allocate a cache (an address-space limit while a batch starts its threads)
 // encodes without one: it reads this empty cache, which is never written to (every write is
-// guarded by `lines`), so it can be shared.
+// guarded by `tiers`), so it can be shared.
 BytePairModel::Cache* no_cache() {
   static BytePairModel::Cache empty(false);  // made (and its memory touched) only when first needed
   return &empty;
@@ -103,7 +143,7 @@ BytePairModel::Cache* new_thread_cache() {
   BytePairModel::Cache* cache = take_pooled_cache();
   if (cache) return cache;
   cache = new (std::nothrow) BytePairModel::Cache(true);
-  if (cache && (!cache->lines || !cache->long_lines)) {
+  if (cache && !cache->tiers) {
     delete cache;
     cache = nullptr;
   }
@@ -122,7 +162,7 @@ struct CacheKey {
   CacheKey() {
     ok = pthread_key_create(&key, [](void* c) {
            auto* cache = static_cast<BytePairModel::Cache*>(c);
-           if (cache->lines) give_back_cache(cache);  // not the shared empty one
+           if (cache->tiers) give_back_cache(cache);  // not the shared empty one
          }) == 0;
   }
 };
@@ -133,81 +173,44 @@ BytePairModel::Cache* thread_cache() {
   if (void* c = pthread_getspecific(k.key)) return static_cast<BytePairModel::Cache*>(c);
   BytePairModel::Cache* cache = new_thread_cache();
   if (pthread_setspecific(k.key, cache) != 0) {
-    if (cache->lines) give_back_cache(cache);
+    if (cache->tiers) give_back_cache(cache);
     return no_cache();
   }
   return cache;
 }
 
-// The set of the big tier where a piece with hash h lives (bits the hot tier's index does not use).
-CacheLine* set_of(BytePairModel::Cache* cache, uint64_t h) {
-  return cache->lines.get() + (h & (kCacheLines / kCacheWays - 1)) * kCacheWays;
-}
-
-// The entry of piece p[0..n) (first 16 bytes: k) in its set, or null.
-const CacheLine* find_line(const CacheLine* set, uint64_t model, const ShortKey& k, const uint8_t* p, size_t n) {
-  for (size_t way = 0; way < kCacheWays; ++way) {
-    const CacheLine& line = set[way];
-    if (line.model == model && line.len == n && line.lo == k.lo && line.hi == k.hi &&
-        (n <= 16 || std::memcmp(line.rest, p + 16, n - 16) == 0))
-      return &line;
-  }
-  return nullptr;
-}
-
 using LongLine = BytePairModel::LongLine;
-
-LongLine* long_set_of(BytePairModel::Cache* cache, uint64_t h) {
-  return cache->long_lines.get() + (h & (kLongLines / kLongWays - 1)) * kLongWays;
-}
-
-const LongLine* find_long(const LongLine* set, uint64_t model, uint64_t h, const uint8_t* p, size_t n) {
-  for (size_t way = 0; way < kLongWays; ++way) {
-    const LongLine& line = set[way];
-    if (line.model == model && line.tag == uint32_t(h >> 32) && line.len == n && std::memcmp(line.key, p, n) == 0)
-      return &line;
-  }
-  return nullptr;
-}
-
-// Stores ids[0..count) of the piece p[0..n) first in its long set (the set's last entry falls out).
-void store_long(LongLine* set, uint64_t model, uint64_t h, const uint8_t* p, size_t n, const uint32_t* ids,
-                size_t count) {
-  std::memmove(set + 1, set, sizeof(LongLine) * (kLongWays - 1));
-  LongLine& line = set[0];
-  line.model = model;
-  line.tag = uint32_t(h >> 32);
-  line.len = uint16_t(n);
-  line.count = uint8_t(count);
-  std::memcpy(line.key, p, n);
-  std::copy(ids, ids + count, line.ids);
-}
 
 template <class Line>
 void append_ids(const Line& line, std::vector<uint32_t>& out) {
   out.insert(out.end(), line.ids, line.ids + line.count);
 }
 
-// Stores the ids out[before..] (at most kCacheIds) of the piece p[0..n) (first 16 bytes: k), first
-// in its set (the set's last entry falls out).
-void store(CacheLine* set, uint64_t model, const ShortKey& k, const uint8_t* p, size_t n,
-           const std::vector<uint32_t>& out, size_t before) {
-  size_t count = out.size() - before;
-  std::memmove(set + 1, set, sizeof(CacheLine) * (kCacheWays - 1));
-  CacheLine& line = set[0];
+// Fills a big-tier entry with the piece p[0..n) (first 16 bytes: k) and ids[0..count), count <= 6.
+void fill(CacheLine& line, uint64_t model, const ShortKey& k, const uint8_t* p, size_t n, const uint32_t* ids,
+          size_t count) {
   line.model = model;
   line.lo = k.lo;
   line.hi = k.hi;
   line.len = uint8_t(n);
   line.count = uint8_t(count);
   for (size_t i = 16; i < n; ++i) line.rest[i - 16] = p[i];  // (a loop: memcpy(n - 16) warns when n <= 16 is inlined)
-  std::copy(out.begin() + before, out.end(), line.ids);
+  std::copy(ids, ids + count, line.ids);
+}
+
+// Fills a long-tier entry with the piece p[0..n) and ids[0..count), count <= 92.
+void fill(LongLine& line, uint64_t model, const uint8_t* p, size_t n, const uint32_t* ids, size_t count) {
+  line.model = model;
+  line.len = uint16_t(n);
+  line.count = uint8_t(count);
+  std::memcpy(line.key, p, n);
+  std::copy(ids, ids + count, line.ids);
 }
 }  // namespace
 
 BytePairModel::Cache* BytePairModel::cache() const {
   Cache* c = thread_cache();
-  if (c->hot_model != serial_ && c->lines) {  // (never for the shared empty cache)  // a new epoch: the hot entries of the previous model go stale
+  if (c->hot_model != serial_ && c->tiers) {  // (never for the shared empty cache)  // a new epoch: the hot entries of the previous model go stale
     c->hot_model = serial_;
     if (++c->hot_epoch == 0) {  // wrapped after 2^16 switches: clear, so no old epoch can match
       for (HotEntry& e : c->hot) e.epoch = 0;
@@ -302,12 +305,12 @@ void BytePairModel::encode_short(const uint8_t* p, const ShortKey& k, uint64_t h
   uint32_t id;
   if (whole_piece_lookup_ && short_tokens_.find(k, h, &id)) {
     out.push_back(id);
-    if (cache->lines) remember_hot(hot, cache->hot_epoch, k, &id, 1);
+    if (cache->tiers) remember_hot(hot, cache->hot_epoch, k, &id, 1);
     return;
   }
   size_t n = k.len, before = out.size();
   cached_merge(p, n, k, h, cache, out);
-  if (cache->lines) remember_hot(hot, cache->hot_epoch, k, out.data() + before, out.size() - before);
+  if (cache->tiers) remember_hot(hot, cache->hot_epoch, k, out.data() + before, out.size() - before);
 }
 
 void BytePairModel::encode_long(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const {
@@ -326,21 +329,27 @@ void BytePairModel::encode_long(const uint8_t* p, size_t n, Cache* cache, std::v
 // the big or the long tier, or merged and kept there.
 void BytePairModel::cached_merge(const uint8_t* p, size_t n, const ShortKey& k, uint64_t h, Cache* cache,
                                  std::vector<uint32_t>& out) const {
-  if (!cache->lines || n > kLongKey) return merge(p, n, out);
-  CacheLine* set = nullptr;
+  if (!cache->tiers || n > kLongKey) return merge(p, n, out);
+  Tiers& tiers = *cache->tiers;
   if (n <= kCacheKey) {
-    set = set_of(cache, h);
-    if (const CacheLine* line = find_line(set, serial_, k, p, n)) return append_ids(*line, out);
+    const CacheLine* line = tiers.big.find(h, [&](const CacheLine& l) {
+      return l.model == serial_ && l.len == n && l.lo == k.lo && l.hi == k.hi &&
+             (n <= 16 || std::memcmp(l.rest, p + 16, n - 16) == 0);
+    });
+    if (line) return append_ids(*line, out);
   }
-  LongLine* long_set = long_set_of(cache, h);
-  if (const LongLine* line = find_long(long_set, serial_, h, p, n)) return append_ids(*line, out);
+  const LongLine* line = tiers.long_pieces.find(h, [&](const LongLine& l) {
+    return l.model == serial_ && l.len == n && std::memcmp(l.key, p, n) == 0;
+  });
+  if (line) return append_ids(*line, out);
   size_t before = out.size();
   merge(p, n, out);
+  const uint32_t* ids = out.data() + before;
   size_t count = out.size() - before;
-  if (set && count <= kCacheIds)
-    store(set, serial_, k, p, n, out, before);
+  if (n <= kCacheKey && count <= kCacheIds)
+    fill(tiers.big.insert(h), serial_, k, p, n, ids, count);
   else if (count <= kLongIds)
-    store_long(long_set, serial_, h, p, n, out.data() + before, count);
+    fill(tiers.long_pieces.insert(h), serial_, p, n, ids, count);
 }
 
 void BytePairModel::merge(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const {

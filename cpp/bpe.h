@@ -49,12 +49,12 @@ class BytePairModel {
   static constexpr size_t kHotEntries = 32768;
   struct CacheLine;
   struct LongLine;
+  struct Tiers;  // the big and the long tier (bpe.cc)
   struct Cache {
     uint64_t hot_model = 0;  // the serial of the model the current epoch belongs to
     uint16_t hot_epoch = 0;
     HotEntry hot[kHotEntries] = {};
-    std::unique_ptr<CacheLine[]> lines;  // null in the shared cache of threads that could not allocate one
-    std::unique_ptr<LongLine[]> long_lines;
+    std::unique_ptr<Tiers> tiers;  // null in the shared cache of threads that could not allocate one
     explicit Cache(bool allocate);
     ~Cache();
   };

@@ -6,6 +6,7 @@
 #include <memory>
 #include <new>
 #include <pthread.h>
+#include <type_traits>
 #include <vector>
 
 namespace tokenforge {
@@ -38,24 +39,29 @@ constexpr size_t kLongKey = 128, kLongIds = 92, kLongWays = 2, kLongLines = 4096
 std::atomic<uint64_t> next_serial{1};
 }  // namespace
 
+// The entries of the big and the long tier are left uninitialized (a tier's tags say which are
+// filled), so a thread's cache costs memory only for the entries it uses.
 struct alignas(64) BytePairModel::CacheLine {
-  uint64_t lo = 0, hi = 0;  // key bytes 0..16, zero-padded
-  uint64_t model = 0;
-  uint8_t len = 0, count = 0;
+  uint64_t lo, hi;  // key bytes 0..16, zero-padded
+  uint64_t model;
+  uint8_t len, count;
   uint8_t rest[kCacheKey - 16];  // key bytes 16..len
   uint32_t ids[kCacheIds];
 };
 static_assert(sizeof(BytePairModel::CacheLine) == 64, "one cache line per entry");
 
 struct alignas(64) BytePairModel::LongLine {
-  uint64_t model = 0;
-  uint16_t len = 0;
-  uint8_t count = 0;
+  uint64_t model;
+  uint16_t len;
+  uint8_t count;
   uint32_t ids[kLongIds];
   uint8_t key[kLongKey];
 };
 static_assert(sizeof(BytePairModel::LongLine) == 512, "eight cache lines per entry");
 static_assert(sizeof(BytePairModel::HotEntry) == 32, "two hot entries per cache line");
+static_assert(std::is_trivially_default_constructible<BytePairModel::CacheLine>::value &&
+                  std::is_trivially_default_constructible<BytePairModel::LongLine>::value,
+              "tier entries are not initialized");
 
 namespace {
 // A set-associative tier of `Lines` entries in sets of `Ways` (a piece's hash picks the set). Each

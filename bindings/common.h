@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "split_regex.h"
+#include "str_utf8.h"
 
 namespace tokenforge::py {
 
@@ -39,6 +41,56 @@ inline std::string_view utf8_of(nb::handle text) {
   const char* p = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
   if (!p) throw nb::python_error();
   return {p, size_t(size)};
+}
+
+// The UTF-8 of a str, made here into a buffer the caller keeps (cpp/str_utf8.h) rather than by
+// PyUnicode_AsUTF8AndSize, which keeps its copy inside the str for as long as the str lives
+// (memory the caller did not ask for, and fresh pages for every new str). A compact ASCII str is
+// its own UTF-8, and a str CPython has converted already is read from its copy. A str with a lone
+// surrogate goes to utf8_of, which raises UnicodeEncodeError.
+class Utf8Buffer {
+ public:
+  std::string_view of(nb::handle text) {
+    PyObject* o = text.ptr();
+    if (!PyUnicode_Check(o)) throw nb::type_error("text must be a str");
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(o) < 0) throw nb::python_error();
+#endif
+    size_t n = size_t(PyUnicode_GET_LENGTH(o));
+    if (PyUnicode_IS_ASCII(o)) return {static_cast<const char*>(PyUnicode_DATA(o)), n};
+    if (PyUnicode_IS_COMPACT(o)) {  // converted already (by CPython, for another call): no need to again
+      auto* compact = reinterpret_cast<PyCompactUnicodeObject*>(o);
+      if (compact->utf8) return {compact->utf8, size_t(compact->utf8_length)};
+    }
+    int kind = PyUnicode_KIND(o);
+    size_t room = n * (kind == 1 ? 2 : kind == 2 ? 3 : 4);
+    if (room > capacity_) {
+      data_.reset();  // (first, so that the old and the new buffer are never both held)
+      data_.reset(new char[room]);
+      capacity_ = room;
+    }
+    size_t size = utf8_from_ucs(PyUnicode_DATA(o), kind, n, reinterpret_cast<uint8_t*>(data_.get()));
+    if (size == SIZE_MAX) return utf8_of(text);
+    return {data_.get(), size};
+  }
+  // Frees a buffer grown past 64 MiB (one huge text must not keep its memory).
+  void trim() {
+    if (capacity_ > (size_t(1) << 26)) {
+      data_.reset();
+      capacity_ = 0;
+    }
+  }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  size_t capacity_ = 0;
+};
+
+// The calling thread's buffer (one per Python thread: the binding converts before it starts any
+// worker thread, and each call uses the view only until it returns).
+inline Utf8Buffer& thread_utf8() {
+  thread_local Utf8Buffer buffer;
+  return buffer;
 }
 
 inline const uint8_t* bytes_of(std::string_view v) { return reinterpret_cast<const uint8_t*>(v.data()); }

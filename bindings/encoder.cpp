@@ -91,11 +91,15 @@ struct PyEncoder {
 
   void encode_vec(nb::handle text, nb::bytes allowed, std::vector<uint32_t>& out) const {
     require_split();
-    std::string_view v = utf8_of(text);
+    Utf8Buffer& utf8 = thread_utf8();
+    std::string_view v = utf8.of(text);
     std::vector<char> mask = mask_of(*enc, allowed);
-    nb::gil_scoped_release release;
-    out.reserve(v.size() / 4 + 16);
-    encode_into(v, mask, out);
+    {
+      nb::gil_scoped_release release;
+      out.reserve(v.size() / 4 + 16);
+      encode_into(v, mask, out);
+    }
+    utf8.trim();
   }
 
   nb::list encode(nb::handle text, nb::bytes allowed) const {
@@ -256,13 +260,15 @@ struct PyEncoder {
 
   // Index of the first special token selected by `mask` found in text, or -1.
   int find_special(nb::handle text, nb::bytes mask) const {
-    std::string_view v = utf8_of(text);
+    Utf8Buffer& utf8 = thread_utf8();
+    std::string_view v = utf8.of(text);
     std::vector<char> m = mask_of(*enc, mask);
     SpecialMatcher::Match match;
     {
       nb::gil_scoped_release release;
       match = enc->find_special(bytes_of(v), v.size(), m);
     }
+    utf8.trim();
     return match.index;
   }
 

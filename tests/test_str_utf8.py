@@ -1,0 +1,71 @@
+"""The binding converts each str to UTF-8 itself (cpp/str_utf8.h), from CPython's 1, 2 or 4
+bytes per code point, instead of asking CPython (which would keep its copy inside the str): the
+ids must be those of the str's UTF-8 for every kind of str, ASCII runs crossing the 8-unit blocks
+at every alignment, and the str must come back without a UTF-8 copy attached."""
+
+import sys
+
+import numpy as np
+import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tokenforge
+
+# One alphabet per kind of str: ASCII only, Latin-1 (1 byte per code point), UCS-2, UCS-4.
+_KINDS = {
+    "ascii": "ab Z.\n'1",
+    "latin1": "ab Z.\n'1éÿ\u00a0×",
+    "ucs2": "ab Z.\n'1é€—ДжΩ中\u3000ー\u0301",
+    "ucs4": "ab Z.\n'1é中😀\U00020000\U0010ffff",
+}
+
+
+def _fresh(text: str) -> str:
+    """A new str object equal to text: tiktoken (like any caller of PyUnicode_AsUTF8AndSize) leaves
+    a UTF-8 copy inside the strs it encodes, which tokenforge would then read instead of converting."""
+    return (text + "x")[:-1]
+
+
+def _text(kind):
+    return st.text(alphabet=st.sampled_from(list(_KINDS[kind])), max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(sorted(_KINDS)), data=st.data())
+def test_every_kind_of_str_encodes_as_its_utf8(kind, data):
+    text = data.draw(_text(kind))
+    name = data.draw(st.sampled_from(["cl100k_base", "o200k_base", "gpt2"]))
+    expected = tiktoken.get_encoding(name).encode_ordinary(text)
+    ours = tokenforge.get_encoding(name)
+    assert ours.encode_ordinary(_fresh(text)) == expected
+    assert ours.encode(_fresh(text), disallowed_special=()) == expected
+    assert ours.encode(_fresh(text)) == expected  # (the special-token check converts too)
+    assert ours.encode_to_numpy(_fresh(text)).tolist() == expected
+
+
+def test_ascii_runs_at_every_alignment():
+    enc, ref = tokenforge.get_encoding("cl100k_base"), tiktoken.get_encoding("cl100k_base")
+    for wide in ["é", "€", "😀"]:
+        for before in range(20):
+            for after in range(20):
+                text = "a" * before + wide + " word" * (after // 5) + "b" * after
+                assert enc.encode_ordinary(_fresh(text)) == ref.encode_ordinary(text), (wide, before, after)
+
+
+def test_no_utf8_copy_is_left_in_the_str():
+    enc = tokenforge.get_encoding("cl100k_base")
+    for make in [lambda: "café au lait " * 20, lambda: "Режим списку — 中文 " * 20, lambda: "😀 emoji " * 20]:
+        for call in [enc.encode_ordinary, enc.encode, enc.encode_to_numpy]:  # (batches: not yet)
+            text = make()[:-1]  # a new str object
+            size = sys.getsizeof(text)
+            call(text)
+            assert sys.getsizeof(text) == size
+
+
+def test_lone_surrogates_are_replaced_as_tiktoken_does():
+    enc, ref = tokenforge.get_encoding("cl100k_base"), tiktoken.get_encoding("cl100k_base")
+    for text in ["\ud800", "a\udfffb", "é\ud83d", "中\ud800文 " * 3, "😀\udc00"]:
+        assert enc.encode_ordinary(_fresh(text)) == ref.encode_ordinary(text)
+        assert enc.encode(_fresh(text)) == ref.encode(text)
+        assert np.array_equal(enc.encode_to_numpy(_fresh(text)), ref.encode_ordinary(text))

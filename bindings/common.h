@@ -86,6 +86,69 @@ class Utf8Buffer {
   size_t capacity_ = 0;
 };
 
+// A batch's strs, read while the GIL is held and turned into UTF-8 by whichever thread encodes
+// each one: compact ASCII strs and strs CPython has converted already are used in place; the
+// others are converted in that thread (cpp/str_utf8.h), so the conversions run in parallel
+// instead of one after another on the caller's thread. Holds a reference to every str (another
+// Python thread may empty the list while the GIL is released).
+class BatchTexts {
+ public:
+  explicit BatchTexts(nb::handle texts) {
+    PyObject* fast = PySequence_Fast(texts.ptr(), "texts must be a sequence of str");
+    if (!fast) throw nb::python_error();
+    nb::object guard = nb::steal(fast);
+    size_t n = size_t(PySequence_Fast_GET_SIZE(fast));
+    PyObject** items = PySequence_Fast_ITEMS(fast);
+    strs_.reserve(n);
+    texts_.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      PyObject* o = items[i];
+      if (!PyUnicode_Check(o)) throw nb::type_error("text must be a str");
+#if PY_VERSION_HEX < 0x030C0000
+      if (PyUnicode_READY(o) < 0) throw nb::python_error();
+#endif
+      strs_.push_back(nb::borrow(o));
+      size_t length = size_t(PyUnicode_GET_LENGTH(o));
+      if (PyUnicode_IS_ASCII(o)) {
+        texts_.push_back({PyUnicode_DATA(o), length, 0});
+      } else if (PyUnicode_IS_COMPACT(o) && reinterpret_cast<PyCompactUnicodeObject*>(o)->utf8) {
+        auto* compact = reinterpret_cast<PyCompactUnicodeObject*>(o);
+        texts_.push_back({compact->utf8, size_t(compact->utf8_length), 0});
+      } else {
+        texts_.push_back({PyUnicode_DATA(o), length, PyUnicode_KIND(o)});
+      }
+    }
+  }
+  size_t size() const { return texts_.size(); }
+  // The UTF-8 of text i, converted into `scratch` if need be (any thread); false at a lone
+  // surrogate (then raise_encode_error(i), with the GIL, raises CPython's UnicodeEncodeError).
+  bool utf8(size_t i, std::string& scratch, std::string_view* out) const {
+    const Text& t = texts_[i];
+    if (t.kind == 0) {
+      *out = {static_cast<const char*>(t.data), t.length};
+      return true;
+    }
+    scratch.resize(t.length * size_t(t.kind == 1 ? 2 : t.kind == 2 ? 3 : 4));
+    size_t size = utf8_from_ucs(t.data, t.kind, t.length, reinterpret_cast<uint8_t*>(&scratch[0]));
+    if (size == SIZE_MAX) return false;
+    *out = {scratch.data(), size};
+    return true;
+  }
+  [[noreturn]] void raise_encode_error(size_t i) const {
+    utf8_of(strs_[i]);  // raises UnicodeEncodeError
+    throw std::logic_error("a str with a surrogate converted to UTF-8");
+  }
+
+ private:
+  struct Text {
+    const void* data;
+    size_t length;  // in code points (bytes for kind 0)
+    int kind;       // 0: data is UTF-8; else CPython's bytes per code point
+  };
+  std::vector<nb::object> strs_;
+  std::vector<Text> texts_;
+};
+
 // The calling thread's buffer (one per Python thread: the binding converts before it starts any
 // worker thread, and each call uses the view only until it returns).
 inline Utf8Buffer& thread_utf8() {

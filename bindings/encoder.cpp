@@ -38,11 +38,10 @@ bool any(const std::vector<char>& mask) {
   return false;
 }
 
-std::vector<std::string_view> views_of_texts(nb::list texts) {
-  std::vector<std::string_view> views;
-  views.reserve(texts.size());
-  for (nb::handle t : texts) views.push_back(utf8_of(t));
-  return views;
+// Lowers x to i if i is smaller (the first of several threads' findings wins).
+void at_most(std::atomic<size_t>& x, size_t i) {
+  for (size_t seen = x.load(); i < seen && !x.compare_exchange_weak(seen, i);) {
+  }
 }
 
 struct PyEncoder {
@@ -130,9 +129,10 @@ struct PyEncoder {
   // following it.
   nb::list encode_batch(nb::list texts, nb::bytes allowed, size_t num_threads) const {
     require_split();
-    std::vector<std::string_view> views = views_of_texts(texts);
+    BatchTexts batch(texts);
     std::vector<char> mask = mask_of(*enc, allowed);
-    size_t n = views.size();
+    size_t n = batch.size();
+    std::atomic<size_t> surrogate_at{n};  // the first text with a lone surrogate, if any
     PyObject* list = PyList_New(Py_ssize_t(n));
     if (!list) throw nb::python_error();
     nb::list out = nb::steal<nb::list>(list);
@@ -160,7 +160,12 @@ struct PyEncoder {
           n, num_threads,
           [&](size_t i) {
             std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
-            encode_into(views[i], mask, ids);
+            std::string scratch;
+            std::string_view v;
+            if (batch.utf8(i, scratch, &v))
+              encode_into(v, mask, ids);
+            else
+              at_most(surrogate_at, i);
             results[i] = std::move(ids);
             finished[i].store(true, std::memory_order_release);
           },
@@ -172,6 +177,7 @@ struct PyEncoder {
           });
     }
     convert_finished();
+    if (surrogate_at < n) batch.raise_encode_error(surrogate_at);
     if (out_of_memory) throw std::bad_alloc();
     return out;
   }
@@ -179,41 +185,55 @@ struct PyEncoder {
   // Many texts into one flat array: text k's ids, then suffix[k] if it is >= 0 (the dataset path).
   // Returns (ids, offsets): text k's ids are ids[offsets[k]:offsets[k + 1]].
   std::pair<std::vector<uint32_t>*, std::vector<int64_t>*> encode_flat(
-      const std::vector<std::string_view>& views, const std::vector<char>& mask, const std::vector<int64_t>* suffix,
+      const BatchTexts& batch, const std::vector<char>& mask, const std::vector<int64_t>* suffix,
       size_t num_threads) const {
-    std::vector<std::vector<uint32_t>> results(views.size());
+    size_t n = batch.size();
+    std::vector<std::vector<uint32_t>> results(n);
     auto flat = std::make_unique<std::vector<uint32_t>>();
-    auto offsets = std::make_unique<std::vector<int64_t>>(views.size() + 1, 0);
-    nb::gil_scoped_release release;
-    if (views.size() == 1 || num_threads <= 1) {  // one thread: straight into the flat array
-      for (size_t i = 0; i < views.size(); ++i) {
-        encode_into(views[i], mask, *flat);
-        if (suffix && (*suffix)[i] >= 0) flat->push_back(uint32_t((*suffix)[i]));
-        (*offsets)[i + 1] = int64_t(flat->size());
-      }
-    } else {
-      parallel_for(views.size(), num_threads, [&](size_t i) {
-        std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
-        encode_into(views[i], mask, ids);
-        if (suffix && (*suffix)[i] >= 0) ids.push_back(uint32_t((*suffix)[i]));
-        results[i] = std::move(ids);
-      });
-      size_t total = 0;
-      for (size_t i = 0; i < results.size(); ++i) (*offsets)[i + 1] = int64_t(total += results[i].size());
-      flat->reserve(total);
-      for (auto& r : results) {
-        flat->insert(flat->end(), r.begin(), r.end());
-        std::vector<uint32_t>().swap(r);
+    auto offsets = std::make_unique<std::vector<int64_t>>(n + 1, 0);
+    std::atomic<size_t> surrogate_at{n};  // the first text with a lone surrogate, if any
+    {
+      nb::gil_scoped_release release;
+      if (n == 1 || num_threads <= 1) {  // one thread: straight into the flat array
+        std::string scratch;
+        for (size_t i = 0; i < n; ++i) {
+          std::string_view v;
+          if (!batch.utf8(i, scratch, &v)) {
+            surrogate_at = i;
+            break;
+          }
+          encode_into(v, mask, *flat);
+          if (suffix && (*suffix)[i] >= 0) flat->push_back(uint32_t((*suffix)[i]));
+          (*offsets)[i + 1] = int64_t(flat->size());
+        }
+      } else {
+        parallel_for(n, num_threads, [&](size_t i) {
+          std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
+          std::string scratch;
+          std::string_view v;
+          if (!batch.utf8(i, scratch, &v)) return at_most(surrogate_at, i);
+          encode_into(v, mask, ids);
+          if (suffix && (*suffix)[i] >= 0) ids.push_back(uint32_t((*suffix)[i]));
+          results[i] = std::move(ids);
+        });
+        size_t total = 0;
+        for (size_t i = 0; i < n; ++i) (*offsets)[i + 1] = int64_t(total += results[i].size());
+        flat->reserve(total);
+        for (auto& r : results) {
+          flat->insert(flat->end(), r.begin(), r.end());
+          std::vector<uint32_t>().swap(r);
+        }
       }
     }
+    if (surrogate_at < n) batch.raise_encode_error(surrogate_at);
     return {flat.release(), offsets.release()};
   }
 
   nb::tuple encode_batch_to_numpy(nb::list texts, nb::bytes allowed, size_t num_threads) const {
     require_split();
-    std::vector<std::string_view> views = views_of_texts(texts);
+    BatchTexts batch(texts);
     std::vector<char> mask = mask_of(*enc, allowed);
-    auto [ids, offsets] = encode_flat(views, mask, nullptr, num_threads);
+    auto [ids, offsets] = encode_flat(batch, mask, nullptr, num_threads);
     return nb::make_tuple(numpy_of(ids), numpy_of(offsets));
   }
 
@@ -221,11 +241,11 @@ struct PyEncoder {
   nb::tuple encode_ordinary_batch_flat(nb::list texts, const std::vector<int64_t>& suffix, size_t num_threads) const {
     require_split();
     if (suffix.size() != texts.size()) throw nb::value_error("one suffix per text");
-    std::vector<std::string_view> views = views_of_texts(texts);
+    BatchTexts batch(texts);
     std::vector<char> none(enc->specials().size(), 0);
-    auto [ids, offsets] = encode_flat(views, none, &suffix, num_threads);
-    std::vector<size_t> counts(views.size());
-    for (size_t i = 0; i < views.size(); ++i) counts[i] = size_t((*offsets)[i + 1] - (*offsets)[i]);
+    auto [ids, offsets] = encode_flat(batch, none, &suffix, num_threads);
+    std::vector<size_t> counts(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) counts[i] = size_t((*offsets)[i + 1] - (*offsets)[i]);
     delete offsets;
     return nb::make_tuple(numpy_of(ids), counts);
   }

@@ -56,7 +56,8 @@ def test_ascii_runs_at_every_alignment():
 def test_no_utf8_copy_is_left_in_the_str():
     enc = tokenforge.get_encoding("cl100k_base")
     for make in [lambda: "café au lait " * 20, lambda: "Режим списку — 中文 " * 20, lambda: "😀 emoji " * 20]:
-        for call in [enc.encode_ordinary, enc.encode, enc.encode_to_numpy]:  # (batches: not yet)
+        for call in [enc.encode_ordinary, enc.encode, enc.encode_to_numpy, lambda t: enc.encode_batch([t, t]),
+                     lambda t: enc.encode_ordinary_batch([t], num_threads=1)]:
             text = make()[:-1]  # a new str object
             size = sys.getsizeof(text)
             call(text)
@@ -69,3 +70,34 @@ def test_lone_surrogates_are_replaced_as_tiktoken_does():
         assert enc.encode_ordinary(_fresh(text)) == ref.encode_ordinary(text)
         assert enc.encode(_fresh(text)) == ref.encode(text)
         assert np.array_equal(enc.encode_to_numpy(_fresh(text)), ref.encode_ordinary(text))
+
+
+# Batches convert each str in the thread that encodes it.
+@settings(max_examples=100, deadline=None)
+@given(texts=st.lists(st.one_of(*[_text(kind) for kind in sorted(_KINDS)]), max_size=12),
+       threads=st.sampled_from([1, 2, 8]))
+def test_batches_of_every_kind_of_str(texts, threads):
+    enc, ref = tokenforge.get_encoding("cl100k_base"), tiktoken.get_encoding("cl100k_base")
+    expected = [ref.encode_ordinary(t) for t in texts]
+    assert enc.encode_ordinary_batch([_fresh(t) for t in texts], num_threads=threads) == expected
+    assert enc.encode_batch([_fresh(t) for t in texts], num_threads=threads) == expected
+    ids, offsets = enc._engine.encode_batch_to_numpy([_fresh(t) for t in texts], b"", threads)
+    assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+    flat, counts = enc._engine.encode_ordinary_batch_flat([_fresh(t) for t in texts], [-1] * len(texts), threads)
+    assert flat.tolist() == [i for row in expected for i in row] and list(counts) == [len(r) for r in expected]
+
+
+def test_batches_with_lone_surrogates():
+    enc, ref = tokenforge.get_encoding("cl100k_base"), tiktoken.get_encoding("cl100k_base")
+    texts = ["ok", "é\ud800x", "中文", "\udfff", "😀"] * 3
+    expected = [ref.encode_ordinary(t) for t in texts]
+    for threads in (1, 2, 8):
+        assert enc.encode_ordinary_batch([_fresh(t) for t in texts], num_threads=threads) == expected
+        assert enc.encode_batch([_fresh(t) for t in texts], num_threads=threads) == expected
+        for call in (enc._engine.encode_batch_to_numpy, lambda t, m, n: enc._engine.encode_ordinary_batch_flat(
+                t, [-1] * len(t), n)):
+            try:
+                call([_fresh(t) for t in texts], b"", threads)
+                raise AssertionError("no UnicodeEncodeError")
+            except UnicodeEncodeError:
+                pass

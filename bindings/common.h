@@ -262,6 +262,13 @@ struct NoStep {
 template <class F, class Between = NoStep>
 void parallel_for(size_t n, size_t threads, F f, Between between = Between()) {
   threads = std::max<size_t>(1, std::min(threads, n));
+  // This module is loaded with dlopen, so glibc allocates a thread's block of its thread_locals
+  // on the thread's first use of one, with malloc, and aborts the process if that fails. The
+  // worker threads use none on the byte-level path (their piece caches hang on a pthread key);
+  // the caller's block is made here, before the threads below take the memory (a batch of 1000
+  // threads under an address-space limit otherwise aborted 1 run in 12 when the caller's thread
+  // first touched one after the batch).
+  thread_utf8();
   std::atomic<size_t> next{0};
   std::exception_ptr failure;
   std::atomic<bool> failed{false};

@@ -187,32 +187,31 @@ struct IntCache {
     }
     return PyLong_FromUnsignedLong(id);
   }
-  PyObject* to_list_or_null(const std::vector<uint32_t>& ids) const {
-    PyObject* list = PyList_New(Py_ssize_t(ids.size()));
+  // A new list of the ids' ints, or null with a Python error set (out of memory). The int objects
+  // of a text's ids are scattered over megabytes: the loop prefetches the table entry 32 ids
+  // ahead and the object 16 ids ahead, so that the reference-count writes do not wait on memory
+  // one at a time.
+  PyObject* to_list_or_null(const uint32_t* ids, size_t n) const {
+    PyObject* list = PyList_New(Py_ssize_t(n));
     if (!list) return nullptr;
-    for (size_t i = 0; i < ids.size(); ++i) {
+    PyObject* const* table = ints.data();
+    size_t size = ints.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (i + 32 < n && ids[i + 32] < size) __builtin_prefetch(table + ids[i + 32]);
+      if (i + 16 < n && ids[i + 16] < size && table[ids[i + 16]]) __builtin_prefetch(table[ids[i + 16]], 1);
       PyObject* o = get(ids[i]);
       if (!o) {
-        Py_DECREF(list);
+        Py_DECREF(list);  // (the items not set are null)
         return nullptr;
       }
       PyList_SET_ITEM(list, Py_ssize_t(i), o);
     }
     return list;
   }
-  // The int objects of a text's ids are scattered over megabytes: the loop prefetches the
-  // table entry 32 ids ahead and the object 16 ids ahead, so that the reference-count writes do
-  // not wait on memory one at a time.
+  PyObject* to_list_or_null(const std::vector<uint32_t>& ids) const { return to_list_or_null(ids.data(), ids.size()); }
   nb::list to_list(const uint32_t* ids, size_t n) const {
-    PyObject* list = PyList_New(Py_ssize_t(n));
+    PyObject* list = to_list_or_null(ids, n);
     if (!list) throw nb::python_error();
-    PyObject* const* table = ints.data();
-    size_t size = ints.size();
-    for (size_t i = 0; i < n; ++i) {
-      if (i + 32 < n && ids[i + 32] < size) __builtin_prefetch(table + ids[i + 32]);
-      if (i + 16 < n && ids[i + 16] < size) __builtin_prefetch(table[ids[i + 16]], 1);
-      PyList_SET_ITEM(list, Py_ssize_t(i), get(ids[i]));
-    }
     return nb::steal<nb::list>(list);
   }
   nb::list to_list(const std::vector<uint32_t>& ids) const { return to_list(ids.data(), ids.size()); }

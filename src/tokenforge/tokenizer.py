@@ -252,6 +252,8 @@ class Tokenizer:
         model, pre = self._model, self._pre_tokenizer
         self._specials = {t.content: t.id for t in self._added if t.special}
         self._policy = SpecialPolicy(self._specials)
+        first_chars = {t[0] for t in self._specials}  # ("<" alone for every tiktoken encoding)
+        self._special_first_chars = tuple(first_chars) if len(first_chars) <= 4 else None
         self._added_vocab = AddedVocabulary(self._added, self._normalize_or_none())
         self._added_by_id: dict[int, AddedToken] = {}
         for t in self._added:
@@ -490,6 +492,10 @@ class Tokenizer:
 
     def _check_disallowed(self, text: str, disallowed: bytes) -> str:
         if self._engine is not None:
+            # No special token occurs where none of their first characters does; `in` reads the
+            # str as it is, where the engine's search would first convert it to UTF-8.
+            if self._special_first_chars is not None and not any(c in text for c in self._special_first_chars):
+                return text
             try:
                 index = self._engine.find_special(text, disallowed)
             except UnicodeEncodeError:

@@ -161,14 +161,17 @@ inline size_t no_fast_path(const uint8_t*, size_t, size_t) { return 0; }
 template <uint64_t (*Starts)(const uint8_t*, unsigned*), size_t (*Fast)(const uint8_t*, size_t, size_t), class F>
 void for_each_piece_fast(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
   size_t i = 0;
+  auto one_piece = [&] {  // the piece at i the byte-at-a-time way: the ASCII path, else the scanner
+    size_t e = Fast(s, n, i);
+    if (!e) e = scan(s, n, i);
+    f(i, e);
+    i = e;
+  };
 #ifdef __SSE2__
   size_t slow_until = 0;  // after a block that stopped early, the bytes before here go the slow way
   while (i + 64 <= n) {
     if (i < slow_until) {
-      size_t e = Fast(s, n, i);
-      if (!e) e = scan(s, n, i);
-      f(i, e);
-      i = e;
+      one_piece();
       continue;
     }
     unsigned trusted;
@@ -189,12 +192,7 @@ void for_each_piece_fast(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
     }
   }
 #endif
-  while (i < n) {
-    size_t e = Fast(s, n, i);
-    if (!e) e = scan(s, n, i);
-    f(i, e);
-    i = e;
-  }
+  while (i < n) one_piece();
 }
 
 // Calls f(begin, end) for every piece of s[0..n), in order.

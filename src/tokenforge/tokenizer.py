@@ -241,6 +241,8 @@ class Tokenizer:
         for t in tokens:
             if not isinstance(t.content, str) or not t.content:
                 raise TypeError(f"added tokens must be non-empty str, got {t.content!r}")
+            if not isinstance(t.id, int) or isinstance(t.id, bool) or not 0 <= t.id < 2**32 - 1:
+                raise ValueError(f"the added token {t.content!r} has an invalid id {t.id!r} (ids are in [0, 2**32 - 1))")
             if t.content in seen:
                 raise ValueError(f"the added token {t.content!r} appears twice")
             seen[t.content] = t.id

@@ -140,12 +140,12 @@ def malformed_is_value_error(load):
 
 def added_token_id(source, where: str, t) -> int:
     """The id of added_tokens entry `t` (at `where`): an object with a non-empty 'content' and an
-    int id >= 0, else a ValueError naming the file and the entry."""
+    int id in [0, 2**32 - 1) (the native core's ids), else a ValueError naming the file and the entry."""
     if not isinstance(t, dict) or not isinstance(t.get("content"), str) or not t["content"]:
         fail(source, where, "expected an object with a non-empty 'content'")
     i = t.get("id")
-    if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-        fail(source, f"{where}.id", f"invalid id {i!r}")
+    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32 - 1:
+        fail(source, f"{where}.id", f"invalid id {i!r} (ids are in [0, 2**32 - 1))")
     return i
 
 

@@ -77,3 +77,16 @@ def test_descriptions():
         P.resolve("bert_pre")  # a typo is an error, not a regex that matches the typo
     with pytest.raises(ValueError):
         P.from_dict({"type": "Nope"})
+
+
+def test_sequence_refuses_chained_byte_levels():
+    # Each ByteLevel maps the bytes to characters again, doubling non-ASCII text each time: a
+    # hostile tokenizer.json with 20 of them never finished encoding (tests/regressions/fuzz_load).
+    from tokenforge import pre_tokenizers as P
+    from tokenforge.stage import StageError
+
+    P.Sequence([P.Split(r"\s+", "isolated"), P.ByteLevel(use_regex=False)])  # one: fine
+    for stages in ([P.ByteLevel(use_regex=False), P.ByteLevel(use_regex=False)],
+                   [P.ByteLevel(use_regex=False), P.Sequence([P.ByteLevel(use_regex=False)])]):
+        with pytest.raises(StageError, match="2 ByteLevel"):
+            P.Sequence(stages)

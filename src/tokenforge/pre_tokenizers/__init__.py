@@ -40,6 +40,12 @@ class Sequence(PreTokenizer):
 
     def __init__(self, pretokenizers):
         self.pretokenizers = [resolve(p) for p in pretokenizers]
+        # Each ByteLevel maps every byte of its input to a character, two bytes of UTF-8 for most
+        # of them: chained, they double the text's length each time (a hostile tokenizer.json
+        # with 50 of them never finished encoding a short sentence). One is what any real file has.
+        if _byte_levels(self) > 1:
+            raise StageError(f"a Sequence with {_byte_levels(self)} ByteLevel pre-tokenizers would map the bytes "
+                             "again and again (the text doubling each time); tokenforge reads at most one")
 
     def pieces(self, text: str, at_start: bool = True):
         pieces = [(text, 0, len(text))] if text else []
@@ -52,6 +58,13 @@ class Sequence(PreTokenizer):
 
     def to_dict(self) -> dict:
         return {"type": self.kind, "pretokenizers": [p.to_dict() for p in self.pretokenizers]}
+
+
+def _byte_levels(p: PreTokenizer) -> int:
+    """The ByteLevel stages in p, Sequences inside it included."""
+    if isinstance(p, Sequence):
+        return sum(_byte_levels(q) for q in p.pretokenizers)
+    return isinstance(p, ByteLevel)
 
 
 _SIMPLE = {c.kind: c for c in (Whitespace, WhitespaceSplit, BertPreTokenizer)}

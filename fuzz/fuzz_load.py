@@ -113,7 +113,14 @@ def TestOneInput(data: bytes) -> None:
 
 
 def check_tokenizer(tok) -> None:
-    ids = tok.encode(SAMPLE, allowed_special="all", disallowed_special=())
+    try:
+        ids = tok.encode(SAMPLE, allowed_special="all", disallowed_special=())
+    except ValueError as e:
+        # A model without an unknown token cannot encode a character outside its vocabulary; it
+        # says so (Hugging Face would drop the character silently). Any other error is a finding.
+        if "not in the vocabulary and the model has no unknown token" not in str(e):
+            raise
+        return
     text = tok.decode(ids)
     if tok._native_pattern >= 0 and tok.normalizer is None:
         if tok.decode_bytes(tok.encode_ordinary(SAMPLE)) != SAMPLE.encode():

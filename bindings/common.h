@@ -33,6 +33,12 @@ struct UnsupportedPatternError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// A disallowed special token occurs in the text (Python: `_core.DisallowedSpecial`, a ValueError
+// whose argument is the token's index in the encoder's specials, as a str).
+struct DisallowedSpecialError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // The UTF-8 of a str, cached inside the str object by CPython. Raises UnicodeEncodeError for lone
 // surrogates; the Python layer catches that and retries with them replaced, as tiktoken does.
 inline std::string_view utf8_of(nb::handle text) {

@@ -88,23 +88,34 @@ struct PyEncoder {
       enc->encode_ordinary(bytes_of(text), text.size(), out);
   }
 
-  void encode_vec(nb::handle text, nb::bytes allowed, std::vector<uint32_t>& out) const {
+  // With a `disallowed` mask, first looks for those special tokens in the same UTF-8 (tiktoken's
+  // check, made here so that the text is converted once): if one occurs, raises DisallowedSpecial
+  // with the index of the first found (the Python layer words tiktoken's error).
+  void encode_vec(nb::handle text, nb::bytes allowed, nb::bytes disallowed, std::vector<uint32_t>& out) const {
     require_split();
     Utf8Buffer& utf8 = thread_utf8();
     std::string_view v = utf8.of(text);
-    std::vector<char> mask = mask_of(*enc, allowed);
+    std::vector<char> mask = mask_of(*enc, allowed), check = mask_of(*enc, disallowed);
+    int found = -1;
     {
       nb::gil_scoped_release release;
-      out.reserve(v.size() / 4 + 16);
-      encode_into(v, mask, out);
+      if (any(check)) found = enc->find_special(bytes_of(v), v.size(), check).index;
+      if (found < 0) {
+        out.reserve(v.size() / 4 + 16);
+        encode_into(v, mask, out);
+      }
+    }
+    if (found >= 0) {
+      utf8.trim();
+      throw DisallowedSpecialError(std::to_string(found));
     }
     utf8.trim();
   }
 
-  nb::list encode(nb::handle text, nb::bytes allowed) const {
+  nb::list encode(nb::handle text, nb::bytes allowed, nb::bytes disallowed) const {
     thread_local std::vector<uint32_t> ids;  // reused: its capacity grows to the largest text once
     ids.clear();
-    encode_vec(text, allowed, ids);
+    encode_vec(text, allowed, disallowed, ids);
     nb::list out = to_list(ids);
     if (ids.capacity() > (size_t(1) << 24)) std::vector<uint32_t>().swap(ids);  // do not keep a huge buffer
     return out;
@@ -114,10 +125,10 @@ struct PyEncoder {
   // exactly their size that the array owns: a fresh vector grown while encoding reallocated and
   // copied (a megabyte of text: 250,000 ids reserved, 270,000 needed) and faulted in new pages
   // for every call; one exact copy costs less than that.
-  nb::ndarray<nb::numpy, uint32_t> encode_to_numpy(nb::handle text, nb::bytes allowed) const {
+  nb::ndarray<nb::numpy, uint32_t> encode_to_numpy(nb::handle text, nb::bytes allowed, nb::bytes disallowed) const {
     thread_local std::vector<uint32_t> scratch;
     scratch.clear();
-    encode_vec(text, allowed, scratch);
+    encode_vec(text, allowed, disallowed, scratch);
     auto ids = std::make_unique<std::vector<uint32_t>>(scratch.begin(), scratch.end());
     if (scratch.capacity() > (size_t(1) << 24)) std::vector<uint32_t>().swap(scratch);  // do not keep a huge buffer
     return numpy_of(ids.release());
@@ -253,7 +264,7 @@ struct PyEncoder {
   size_t count(nb::handle text, nb::bytes allowed) const {
     thread_local std::vector<uint32_t> ids;
     ids.clear();
-    encode_vec(text, allowed, ids);
+    encode_vec(text, allowed, nb::bytes(""), ids);
     size_t n = ids.size();
     if (ids.capacity() > (size_t(1) << 24)) std::vector<uint32_t>().swap(ids);
     return n;
@@ -458,6 +469,7 @@ const Encoder& encoder_of(nb::handle core) {
 void bind_encoder(nb::module_& m) {
   m.def("parse_tiktoken", &parse_tiktoken, nb::arg("data"));
   nb::exception<UnsupportedPatternError>(m, "UnsupportedPattern", PyExc_ValueError);
+  nb::exception<DisallowedSpecialError>(m, "DisallowedSpecial", PyExc_ValueError);
   nb::class_<PyPattern>(m, "Pattern")
       .def(nb::init<const std::string&, const std::string&>(), nb::arg("pat_str"), nb::arg("engine") = "auto")
       .def("spans", &PyPattern::spans, nb::arg("text"))
@@ -471,8 +483,9 @@ void bind_encoder(nb::module_& m) {
                     const std::vector<std::pair<nb::bytes, uint32_t>>&>(),
            nb::arg("tokens"), nb::arg("merges"), nb::arg("whole_piece_lookup"), nb::arg("pattern").none(),
            nb::arg("specials"))
-      .def("encode", &PyEncoder::encode, nb::arg("text"), nb::arg("allowed"))
-      .def("encode_to_numpy", &PyEncoder::encode_to_numpy, nb::arg("text"), nb::arg("allowed"))
+      .def("encode", &PyEncoder::encode, nb::arg("text"), nb::arg("allowed"), nb::arg("disallowed") = nb::bytes(""))
+      .def("encode_to_numpy", &PyEncoder::encode_to_numpy, nb::arg("text"), nb::arg("allowed"),
+           nb::arg("disallowed") = nb::bytes(""))
       .def("encode_batch", &PyEncoder::encode_batch, nb::arg("texts"), nb::arg("allowed"), nb::arg("num_threads"))
       .def("encode_batch_to_numpy", &PyEncoder::encode_batch_to_numpy, nb::arg("texts"), nb::arg("allowed"),
            nb::arg("num_threads"))

@@ -101,3 +101,27 @@ def test_batches_with_lone_surrogates():
                 raise AssertionError("no UnicodeEncodeError")
             except UnicodeEncodeError:
                 pass
+
+
+def _outcome(fn):
+    try:
+        return list(fn())
+    except ValueError as e:
+        return ("ValueError", str(e))
+
+
+# encode and encode_to_numpy look for disallowed special tokens in the same native call that
+# encodes (one UTF-8 conversion): the outcome must be tiktoken's for every kind of str, whether
+# the special token is there, only its first character, or a lone surrogate too.
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(sorted(_KINDS)), data=st.data())
+def test_disallowed_special_check_in_every_kind_of_str(kind, data):
+    parts = data.draw(st.lists(st.one_of(_text(kind), st.sampled_from(["<|endoftext|>", "<|fim_prefix|>", "<", "<|",
+                                                                          "\ud800"])), max_size=6))
+    text = "".join(parts)
+    name = data.draw(st.sampled_from(["cl100k_base", "o200k_base"]))
+    allowed = data.draw(st.sampled_from([set(), {"<|endoftext|>"}, "all"]))
+    ref, ours = tiktoken.get_encoding(name), tokenforge.get_encoding(name)
+    expected = _outcome(lambda: ref.encode(text, allowed_special=allowed))
+    assert _outcome(lambda: ours.encode(_fresh(text), allowed_special=allowed)) == expected
+    assert _outcome(lambda: ours.encode_to_numpy(_fresh(text), allowed_special=allowed).tolist()) == expected

@@ -417,9 +417,9 @@ class Tokenizer:
     def _encode_one(self, text, allowed_special, disallowed_special) -> list[int]:
         """Text -> ids before the post-processor."""
         check_text(text)
-        allowed, mask, text = self._resolve_special(text, allowed_special, disallowed_special)
         if self._fast:
-            return self._engine_call(self._engine.encode, text, mask)
+            return self._encode_checked(self._engine.encode, text, allowed_special, disallowed_special)
+        allowed, mask, text = self._resolve_special(text, allowed_special, disallowed_special)
         return self._encode(text, allowed, mask)
 
     def _finish(self, rows, pairs, add_special_tokens, truncation, padding) -> list[list[int]]:
@@ -487,6 +487,23 @@ class Tokenizer:
             text = self._check_disallowed(text, disallowed)
         allowed = "all" if allowed_special == "all" else (frozenset(allowed_special) & self._policy_all if allowed_special else frozenset())
         return allowed, mask, text
+
+    def _encode_checked(self, engine_encode, text: str, allowed_special, disallowed_special):
+        """The engine's encode or encode_to_numpy, with tiktoken's disallowed-special check made
+        in the same native call (the text is converted to UTF-8 once)."""
+        if allowed_special is None:
+            allowed_special = self._default_allowed
+        if disallowed_special is None:
+            disallowed_special = self._default_disallowed
+        mask, disallowed = self._policy.masks(allowed_special, disallowed_special)
+        # No special token occurs where none of their first characters does (`in` reads the str
+        # as it is; most texts have no '<').
+        if disallowed and self._special_first_chars is not None and not any(c in text for c in self._special_first_chars):
+            disallowed = b""
+        try:
+            return self._engine_call(engine_encode, text, mask, disallowed)
+        except _core_mod.DisallowedSpecial as e:
+            raise disallowed_error(self._policy.token_at(int(e.args[0]))) from None
 
     @functools.cached_property
     def _policy_all(self) -> frozenset:
@@ -563,8 +580,7 @@ class Tokenizer:
         """Like encode, as a numpy uint32 array."""
         check_text(text)
         if self._fast and self._post is None and self._truncation is None and self._padding is None:
-            allowed, mask, text = self._resolve_special(text, allowed_special, disallowed_special)
-            return self._engine_call(self._engine.encode_to_numpy, text, mask)
+            return self._encode_checked(self._engine.encode_to_numpy, text, allowed_special, disallowed_special)
         return np.asarray(self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special,
                                       add_special_tokens=add_special_tokens), dtype=np.uint32)
 

@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 import tokenforge
 from tokenforge import patterns
+from tokenforge import formats
 from tokenforge.formats import huggingface
+from tokenforge.formats._common import UnsupportedComponent
 
 hf = pytest.importorskip("tokenizers")
 from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
@@ -378,6 +380,39 @@ def test_unsupported_component_names_its_path(tmp_path, small_json, change, wher
         tokenforge.load(path)
     assert str(e.value).startswith(f"{path}: {where}: "), str(e.value)
     assert words in str(e.value)
+
+
+@pytest.mark.parametrize("change,where,words", NOW_READ, ids=[u[1] + ":" + u[2][:20] for u in NOW_READ])
+def test_refused_component_is_unsupported_component(tmp_path, small_json, change, where, words):
+    # the reader of common shapes says "not mine" by type; formats/__init__.py then tries hf_stages
+    obj = copy.deepcopy(small_json)
+    _set(obj, *change)
+    path = write(tmp_path, obj)
+    reader = formats.hf_families if formats.hf_families.handles(obj) else huggingface
+    with pytest.raises(UnsupportedComponent) as e:
+        reader.load(path, obj)
+    assert isinstance(e.value, ValueError)
+    assert str(e.value).startswith(f"{path}: {where}: ") and words in str(e.value)
+
+
+@pytest.mark.parametrize("entry", ["Ġ t Ġt", 5, "not supported here"])
+def test_broken_file_is_refused_without_fallback(tmp_path, small_json, monkeypatch, entry):
+    # a malformed merges entry is the file's fault: a plain ValueError with its reason, and no other
+    # reader is tried (the last entry reads like a feature refusal, which matching messages mistook)
+    obj = copy.deepcopy(small_json)
+    obj["model"]["merges"][0] = entry
+    path = write(tmp_path, obj)
+    with pytest.raises(ValueError) as e:
+        huggingface.load(path, obj)
+    assert not isinstance(e.value, UnsupportedComponent)
+    assert str(e.value) == f"{path}: model.merges[0]: expected 'left right' or [left, right], got {entry!r}"
+
+    def not_called(*args, **kwargs):
+        raise AssertionError("a broken file was sent on to hf_stages")
+    monkeypatch.setattr(formats.hf_stages, "load", not_called)
+    with pytest.raises(ValueError) as e2:
+        tokenforge.load(path)
+    assert type(e2.value) is ValueError and str(e2.value) == str(e.value)
 
 
 def test_normalized_added_token_with_normalizer(tmp_path, small_json, corpus_texts):

@@ -62,6 +62,12 @@ class StageError(ValueError):
     """A stage description that cannot be read; the message starts with its JSON path."""
 
 
+class UnsupportedComponent(ValueError):
+    """A reader met a component or option it does not take; the file may still load through
+    another reader (formats/__init__.py sends such a tokenizer.json on to hf_stages). It lives
+    here, below formats/ and spm/, so that both can raise it."""
+
+
 def read_fields(d, where: str, fields: dict, *, kind: str | None = None) -> dict:
     """The fields of a stage description `d` (a dict with "type"), with defaults; an unknown field
     or a value of the wrong type is a StageError naming `where.field`.

@@ -30,7 +30,7 @@ from .. import tokenizer as _tokenizer
 from ..models import ByteBPE
 from . import bert_vocab, bpe_files, char_bpe_files, detect, hf_families, hf_stages, huggingface, listing
 from . import model_folder, tekken, tiktoken_bpe
-from ._common import apply_hf_limits
+from ._common import UnsupportedComponent, apply_hf_limits
 
 
 def _byte_level(tok) -> bool:
@@ -87,28 +87,18 @@ def load_foreign(path, data: bytes, **overrides):
     return detect.load_bytes(Path(path), data, **overrides)
 
 
-# Refusals of the two readers of common shapes that are about a component they do not take, not
-# about a broken file: hf_stages reads those files (any combination of components).
-_FEATURE_REFUSALS = ("not supported", "TemplateProcessing adds", "ignore=", "with a normalizer", "must be false",
-                     "must be true", "a Split must be followed", "tokenforge reads", "Sequence of several",
-                     "tokenforge makes no special token", "not the decoder of", "can make a piece containing",
-                     "adds no tokens outside the model", "without ByteLevel", "byte fallback",
-                     "without the normalizer stripping", "which Metaspace(split=true) never", "is not Metaspace")
-
-
 def _load_huggingface(path, obj, overrides):
     """The readers of common shapes first (stricter: broken files are refused with their reason,
     and the byte-level reader keeps the fast tiktoken-compatible form); a component they do not
-    take sends the file to hf_stages, which reads any combination of components."""
+    take (UnsupportedComponent) sends the file to hf_stages, which reads any combination of components."""
     tok = None
     try:
         if hf_families.handles(obj):
             tok = hf_families.load(path, obj, **dict(overrides))
         else:
             tok = huggingface.load(path, obj, **dict(overrides))
-    except ValueError as e:
-        if not any(words in str(e) for words in _FEATURE_REFUSALS):
-            raise
+    except UnsupportedComponent:
+        pass
     if tok is None:
         tok = hf_stages.load(path, obj, **dict(overrides))
     ignore = overrides.get("ignore", ())

@@ -14,11 +14,18 @@ except ImportError:  # optional: json.loads reads the same
 from ..byte_alphabet import BYTE_TO_CHAR, CHAR_TO_BYTE, to_chars  # noqa: F401 (for the format modules)
 from ..byte_alphabet import from_chars as _from_chars
 from ..outputs import write_atomic  # noqa: F401 (for the format modules)
+from ..stage import UnsupportedComponent  # noqa: F401 (for the format modules)
 
 
 def fail(source, where: str | None, what: str) -> NoReturn:
     """Raises ValueError("FILE: WHERE: WHAT"); WHERE is a JSON path or "line N"."""
     raise ValueError(f"{source}: {where}: {what}" if where else f"{source}: {what}")
+
+
+def refuse(source, where: str | None, what: str) -> NoReturn:
+    """As fail, for a component or option this reader does not take: UnsupportedComponent (another
+    reader may take the file)."""
+    raise UnsupportedComponent(f"{source}: {where}: {what}" if where else f"{source}: {what}")
 
 
 class _DuplicateKey(Exception):
@@ -121,7 +128,7 @@ def ignored_parts(overrides: dict) -> set[str]:
     ignore = overrides.pop("ignore", ())
     ignore = {ignore} if isinstance(ignore, str) else set(ignore)
     if not ignore <= set(IGNORABLE):
-        raise ValueError(f"ignore= may name {', '.join(IGNORABLE)}; not {sorted(ignore - set(IGNORABLE))}")
+        raise UnsupportedComponent(f"ignore= may name {', '.join(IGNORABLE)}; not {sorted(ignore - set(IGNORABLE))}")
     return ignore
 
 
@@ -158,7 +165,7 @@ def check_hf_envelope(source, obj: dict, ignore) -> None:
     """The checks every tokenizer.json import makes first: version, unknown top-level fields, and
     that truncation/padding are readable (unless the caller chose to ignore them)."""
     if obj.get("version") != "1.0":
-        fail(source, "version", f"unsupported tokenizer.json version {obj.get('version')!r} (tokenforge reads '1.0')")
+        refuse(source, "version", f"unsupported tokenizer.json version {obj.get('version')!r} (tokenforge reads '1.0')")
     for key in obj:
         if key not in HF_TOP_KEYS:
             fail(source, key, "unknown field (tokenforge cannot tell whether it changes the ids)")

@@ -36,7 +36,8 @@ import regex
 
 from .. import _core
 from ..outputs import write_atomic
-from ._common import check_hf_envelope, fail, hf_limits_json, ignored_parts, malformed_is_value_error
+from ._common import (UnsupportedComponent, check_hf_envelope, fail, hf_limits_json, ignored_parts,
+                      malformed_is_value_error, refuse)
 
 _MODEL_KEYS = {
     "WordPiece": {"type", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"},
@@ -77,8 +78,8 @@ def _load(path, obj, **overrides):
     model = obj["model"]
     kind = model.get("type", "BPE")
     if overrides:
-        raise ValueError(f"{source}: a {kind} tokenizer.json takes no overrides ({', '.join(overrides)}); "
-                         "only ignore= (the file says everything else)")
+        raise UnsupportedComponent(f"{source}: a {kind} tokenizer.json takes no overrides ({', '.join(overrides)}); "
+                                   "only ignore= (the file says everything else)")
     check_hf_envelope(source, obj, ignore)
     for key in model:
         if key not in _MODEL_KEYS[kind]:
@@ -100,7 +101,7 @@ def _load(path, obj, **overrides):
             unk = _unk(source, model, vocab)
             prefix = model.get("continuing_subword_prefix", "##")
             if not isinstance(prefix, str) or not prefix:
-                fail(source, "model.continuing_subword_prefix", f"{prefix!r} is not supported (a non-empty str)")
+                refuse(source, "model.continuing_subword_prefix", f"{prefix!r} is not supported (a non-empty str)")
             m = WordPiece(vocab, unk_token=unk, continuing_subword_prefix=prefix,
                           max_input_chars_per_word=model.get("max_input_chars_per_word", 100), special_tokens=specials)
             cls, decoder = pipeline.WordPieceTokenizer, {"type": "WordPiece", "prefix": prefix, "cleanup": True}
@@ -169,9 +170,9 @@ def _added_tokens(source, tokens, vocab) -> list[str]:
             fail(source, where, "expected an object with a non-empty 'content'")
         for flag in ("single_word", "lstrip", "rstrip"):
             if t.get(flag):
-                fail(source, f"{where}.{flag}", f"true is not supported (tokenforge matches {t['content']!r} exactly)")
+                refuse(source, f"{where}.{flag}", f"true is not supported (tokenforge matches {t['content']!r} exactly)")
         if t["content"] not in vocab:
-            fail(source, where, f"{t['content']!r} is not in model.vocab (tokenforge's pipeline adds no tokens outside the model)")
+            refuse(source, where, f"{t['content']!r} is not in model.vocab (tokenforge's pipeline adds no tokens outside the model)")
         if vocab[t["content"]] != t.get("id"):
             fail(source, f"{where}.id", f"{t.get('id')!r}, but model.vocab gives {t['content']!r} the id {vocab[t['content']]}")
         if t["content"] in out:
@@ -184,14 +185,14 @@ def _char_bpe(source, model, vocab, specials):
     from ..models import CharBPE
 
     if model.get("dropout") is not None:
-        fail(source, "model.dropout", f"BPE dropout ({model['dropout']}) samples different ids each time; not supported")
+        refuse(source, "model.dropout", f"BPE dropout ({model['dropout']}) samples different ids each time; not supported")
     if model.get("continuing_subword_prefix"):
-        fail(source, "model.continuing_subword_prefix", f"{model['continuing_subword_prefix']!r} is not supported "
-                     "(tokenforge's character BPE marks the end of a word, or its start, not continuations)")
+        refuse(source, "model.continuing_subword_prefix", f"{model['continuing_subword_prefix']!r} is not supported "
+                       "(tokenforge's character BPE marks the end of a word, or its start, not continuations)")
     for key, what in (("fuse_unk", "fusing unknown characters into one token"), ("byte_fallback", "byte fallback (<0xNN> tokens)"),
                       ("ignore_merges", "ignore_merges (whole words looked up first)")):
         if model.get(key):
-            fail(source, f"model.{key}", f"{what} is not supported in character-level BPE")
+            refuse(source, f"model.{key}", f"{what} is not supported in character-level BPE")
     eow = model.get("end_of_word_suffix")
     if eow is not None and (not isinstance(eow, str) or not eow):
         eow = None
@@ -227,8 +228,8 @@ def _check_reachable_specials(source, m, pre, kind) -> None:
         if kind == "WordLevel" and s == m.unk_token:
             continue  # a piece equal to it gets the unknown id either way
         if not isinstance(pre, (P.Whitespace, P.BertPreTokenizer, P.Punctuation)) or pre.split_reference(s) == [s]:
-            fail(source, "pre_tokenizer", f"{pre.kind} can make a piece containing the special token {s!r}, which "
-                                          "tokenizers' model would match and tokenforge's does not")
+            refuse(source, "pre_tokenizer", f"{pre.kind} can make a piece containing the special token {s!r}, which "
+                                            "tokenizers' model would match and tokenforge's does not")
 
 
 # -- stages -----------------------------------------------------------------------------------------
@@ -279,8 +280,8 @@ def _normalizer(source, node, where):
     if kind == "Replace":
         pat = node.get("pattern")
         if not (isinstance(pat, dict) and isinstance(pat.get("String"), str) and pat["String"]):
-            fail(source, f"{where}.pattern", f"{pat!r:.80} is not supported (a {{'String': ...}} pattern; "
-                                              "a Regex is read by Oniguruma in tokenizers, differently from Python)")
+            refuse(source, f"{where}.pattern", f"{pat!r:.80} is not supported (a {{'String': ...}} pattern; "
+                                                "a Regex is read by Oniguruma in tokenizers, differently from Python)")
         if not isinstance(node.get("content"), str):
             fail(source, f"{where}.content", "not a str")
         return N.Replace(regex.escape(pat["String"]), node["content"])
@@ -292,8 +293,8 @@ def _normalizer(source, node, where):
         if not isinstance(steps, list):
             fail(source, f"{where}.normalizers", "missing or not a list")
         return N.Sequence([_normalizer(source, n, f"{where}.normalizers[{i}]") for i, n in enumerate(steps)])
-    fail(source, where, f"normalizer {kind!r} is not supported (tokenforge has NFC, NFD, NFKC, NFKD, Lowercase, "
-                        "StripAccents, Strip, Replace, BertNormalizer, Sequence)")
+    refuse(source, where, f"normalizer {kind!r} is not supported (tokenforge has NFC, NFD, NFKC, NFKD, Lowercase, "
+                          "StripAccents, Strip, Replace, BertNormalizer, Sequence)")
 
 
 def _pre_tokenizer(source, node, where):
@@ -309,15 +310,15 @@ def _pre_tokenizer(source, node, where):
         return simple[kind]()
     if kind == "Punctuation":
         if node.get("behavior", "Isolated") != "Isolated":
-            fail(source, f"{where}.behavior", f"{node.get('behavior')!r} is not supported (tokenforge's Punctuation isolates)")
+            refuse(source, f"{where}.behavior", f"{node.get('behavior')!r} is not supported (tokenforge's Punctuation isolates)")
         return P.Punctuation()
     if kind == "Sequence":
         steps = node.get("pretokenizers") or []
         if len(steps) == 1:
             return _pre_tokenizer(source, steps[0], f"{where}.pretokenizers[0]")
-        fail(source, where, "a Sequence of several pre-tokenizers is not supported")
-    fail(source, where, f"pre-tokenizer {kind!r} is not supported here (tokenforge has Whitespace, WhitespaceSplit, "
-                        "BertPreTokenizer, Punctuation, or none)")
+        refuse(source, where, "a Sequence of several pre-tokenizers is not supported")
+    refuse(source, where, f"pre-tokenizer {kind!r} is not supported here (tokenforge has Whitespace, WhitespaceSplit, "
+                          "BertPreTokenizer, Punctuation, or none)")
 
 
 def _post_processor(source, node, vocab):
@@ -340,7 +341,7 @@ def _post_processor(source, node, vocab):
         for name, spec in specials.items():
             where = f"post_processor.special_tokens[{name!r}]"
             if not isinstance(spec, dict) or len(spec.get("ids") or []) != 1 or spec.get("tokens") != [name]:
-                fail(source, where, "a special token of several ids is not supported")
+                refuse(source, where, "a special token of several ids is not supported")
             token(where, name, spec["ids"][0])
         prefix, suffix, seen_a = [], [], False
         for n, part in enumerate(node.get("single") or []):
@@ -359,20 +360,23 @@ def _post_processor(source, node, vocab):
         if not seen_a:
             fail(source, "post_processor.single", "no $A")
         return Template(prefix, suffix) if prefix or suffix else None
-    fail(source, "post_processor", f"post-processor {kind!r} is not supported; load with ignore={{'post_processor'}} to leave it out")
+    refuse(source, "post_processor", f"post-processor {kind!r} is not supported; load with ignore={{'post_processor'}} to leave it out")
 
 
 def _check_decoder(source, node, expected, kind) -> None:
     if node == expected or (isinstance(node, dict) and isinstance(expected, dict) and node.get("type") == expected.get("type")
                             and all(node.get(k, v) == v for k, v in expected.items())):
         return
-    fail(source, "decoder", f"{node!r:.80} is not the decoder of tokenforge's {kind} model ({expected!r}); "
-                            "load with ignore={'decoder'} to accept tokenforge's decoding")
+    refuse(source, "decoder", f"{node!r:.80} is not the decoder of tokenforge's {kind} model ({expected!r}); "
+                              "load with ignore={'decoder'} to accept tokenforge's decoding")
 
 
 # sentencepiece's remove_extra_whitespaces strips one space at each end of the text (after collapsing
 # runs): in Oniguruma `\A | \z`; `^ | $` would strip at every line (Oniguruma's ^ and $ are line anchors).
 _STRIP_ENDS = {"type": "Replace", "pattern": {"Regex": "\\A | \\z"}, "content": ""}
+# The native sentencepiece model's refusal of byte_fallback without all 256 <0xNN> pieces (cpp/unigram.cc):
+# a plain ValueError from the native side, another reader's to try.
+_NO_BYTE_PIECES = "byte fallback without a piece for every byte"
 
 
 def _load_unigram(source, obj, ignore):
@@ -397,30 +401,30 @@ def _load_unigram(source, obj, ignore):
     pre = obj.get("pre_tokenizer")
     if isinstance(pre, dict) and pre.get("type") == "Metaspace" and not strips and \
             pre.get("prepend_scheme", "always" if pre.get("add_prefix_space", True) else "never") == "always":
-        fail(source, "pre_tokenizer.prepend_scheme", "'always' without the normalizer stripping the text's ends: "
-             "tokenizers adds '▁' only to a text that does not start with a space, sentencepiece to every text")
+        refuse(source, "pre_tokenizer.prepend_scheme", "'always' without the normalizer stripping the text's ends: "
+               "tokenizers adds '▁' only to a text that does not start with a space, sentencepiece to every text")
     if isinstance(pre, dict) and pre.get("type") == "Metaspace" and pre.get("split", True):
         for n, entry in enumerate(obj["model"].get("vocab") or []):
             if isinstance(entry, list) and entry and isinstance(entry[0], str) and "\u2581" in entry[0][1:]:
-                fail(source, f"model.vocab[{n}]", f"{entry[0]!r} has '\u2581' inside, which Metaspace(split=true) never "
-                                                  "lets a piece hold; sentencepiece (and tokenforge) would use it")
+                refuse(source, f"model.vocab[{n}]", f"{entry[0]!r} has '\u2581' inside, which Metaspace(split=true) never "
+                                                    "lets a piece hold; sentencepiece (and tokenforge) would use it")
     vocab = obj["model"].get("vocab") or []
     ids = {e[0]: i for i, e in enumerate(vocab) if isinstance(e, list) and e}
     for n, t in enumerate(obj.get("added_tokens") or []):
         where = f"added_tokens[{n}]"
         for flag in ("single_word", "lstrip", "rstrip"):
             if t.get(flag):
-                fail(source, f"{where}.{flag}", "true is not supported")
+                refuse(source, f"{where}.{flag}", "true is not supported")
         if ids.get(t.get("content")) != t.get("id"):
             fail(source, where, f"{t.get('content')!r} is not the piece of id {t.get('id')!r} in model.vocab")
         if not t.get("special"):
-            fail(source, f"{where}.special", "false is not supported (tokenizers would find it in the text)")
+            refuse(source, f"{where}.special", "false is not supported (tokenizers would find it in the text)")
     post = obj.get("post_processor")
     if post is not None and "post_processor" not in ignore:
-        fail(source, "post_processor", f"{post.get('type')!r} is not supported for Unigram; load with ignore={{'post_processor'}}")
+        refuse(source, "post_processor", f"{post.get('type')!r} is not supported for Unigram; load with ignore={{'post_processor'}}")
     dec = obj.get("decoder")
     if "decoder" not in ignore and not (isinstance(dec, dict) and dec.get("type") == "Metaspace"):
-        fail(source, "decoder", f"{dec!r:.60} is not Metaspace; load with ignore={{'decoder'}}")
+        refuse(source, "decoder", f"{dec!r:.60} is not Metaspace; load with ignore={{'decoder'}}")
     unk_id = obj["model"].get("unk_id")
     if not (isinstance(unk_id, int) and not isinstance(unk_id, bool) and 0 <= unk_id < len(vocab)):
         fail(source, "model.unk_id", f"{unk_id!r} is not the id of a piece of model.vocab")
@@ -435,6 +439,8 @@ def _load_unigram(source, obj, ignore):
     except ValueError as e:
         if str(e).startswith(str(source)):
             raise
+        if str(e) == _NO_BYTE_PIECES:
+            refuse(source, "model", str(e))
         fail(source, "model", str(e))
     tok.name = (source.parent.name if source.stem == "tokenizer" else source.stem) or "tokenizer"
     if "decoder" not in ignore:  # decode as tokenizers does (the file's Metaspace), not as sentencepiece

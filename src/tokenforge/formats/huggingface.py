@@ -27,7 +27,7 @@ from .. import _core, patterns, regex_budget
 from ..models.byte_bpe import Merges
 from ..outputs import write_atomic
 from ._common import (CHAR_TO_BYTE, added_token_id, build, check_every_byte, check_hf_envelope, explicit_merges, fail,
-                      from_chars, hf_limits_json, ignored_parts, to_chars)
+                      from_chars, hf_limits_json, ignored_parts, refuse, to_chars)
 
 FORMAT = "huggingface"
 
@@ -138,8 +138,8 @@ def load(path, obj, **overrides):
     if model.get("ignore_merges"):
         for s in special:
             if s in vocab and _piece_spelled(s, pattern) is not None:
-                fail(source, f"model.vocab[{s!r}]", f"with ignore_merges, tokenizers turns the piece "
-                     f"{_piece_spelled(s, pattern)!r} into the added token {s!r}; tokenforge makes no special token from text")
+                refuse(source, f"model.vocab[{s!r}]", f"with ignore_merges, tokenizers turns the piece "
+                       f"{_piece_spelled(s, pattern)!r} into the added token {s!r}; tokenforge makes no special token from text")
     # the pairs carry their ids unless the caller replaces the ranks they were read against
     merges = _merges(source, model.get("merges"), token_bytes, ranks, with_ids="mergeable_ranks" not in overrides)
     kwargs = dict(pattern=pattern, mergeable_ranks=ranks, special_tokens=special, merges=merges,
@@ -158,17 +158,17 @@ def _list(source, node, where: str) -> list:
 
 def _check_model(source, model: dict) -> None:
     if model.get("type", "BPE") != "BPE":
-        fail(source, "model.type", f"{model.get('type')!r} is not supported (tokenforge reads byte-level BPE)")
+        refuse(source, "model.type", f"{model.get('type')!r} is not supported (tokenforge reads byte-level BPE)")
     for key in model:
         if key not in _BPE_KEYS:
             fail(source, f"model.{key}", "unknown field of a BPE model")
     if model.get("dropout") is not None:
-        fail(source, "model.dropout", f"BPE dropout ({model['dropout']}) samples different ids each time; not supported")
+        refuse(source, "model.dropout", f"BPE dropout ({model['dropout']}) samples different ids each time; not supported")
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
-            fail(source, f"model.{key}", f"{model[key]!r} is not supported in byte-level BPE")
+            refuse(source, f"model.{key}", f"{model[key]!r} is not supported in byte-level BPE")
     if model.get("byte_fallback"):
-        fail(source, "model.byte_fallback", "byte fallback (<0xNN> tokens) is not supported")
+        refuse(source, "model.byte_fallback", "byte fallback (<0xNN> tokens) is not supported")
     if not isinstance(model.get("ignore_merges", False), bool):
         fail(source, "model.ignore_merges", "not a boolean")
     # unk_token and fuse_unk are never used: every byte has a token (checked after reading the vocab).
@@ -240,15 +240,15 @@ def _normalizer(source, node, where: str) -> str | None:
         # NFKC(NFD(x)) == NFKC(x), NFD(NFKC(x)) == NFKD(x): compatibility if any step has it, then
         # composed or decomposed as the last step leaves it.
         return ("NFK" if any("K" in f for f in forms) else "NF") + forms[-1][-1]
-    fail(source, where, f"normalizer {kind!r} is not supported (tokenforge applies NFC, NFD, NFKC or NFKD)")
+    refuse(source, where, f"normalizer {kind!r} is not supported (tokenforge applies NFC, NFD, NFKC or NFKD)")
 
 
 def _byte_level(source, node, where: str, *, use_regex: bool) -> None:
     if node.get("add_prefix_space"):
-        fail(source, f"{where}.add_prefix_space", "true is not supported (tokenforge adds no space before the text)")
+        refuse(source, f"{where}.add_prefix_space", "true is not supported (tokenforge adds no space before the text)")
     if node.get("use_regex", True) != use_regex:
-        fail(source, f"{where}.use_regex", f"must be {str(use_regex).lower()} here: "
-             + ("ByteLevel after a Split must not split again" if not use_regex else "ByteLevel without a regex does not split the text"))
+        refuse(source, f"{where}.use_regex", f"must be {str(use_regex).lower()} here: "
+               + ("ByteLevel after a Split must not split again" if not use_regex else "ByteLevel without a regex does not split the text"))
 
 
 def _pre_tokenizer(source, node, where: str = "pre_tokenizer") -> str:
@@ -264,14 +264,14 @@ def _pre_tokenizer(source, node, where: str = "pre_tokenizer") -> str:
         if len(steps) == 2 and isinstance(steps[0], dict) and steps[0].get("type") == "Split":
             last = f"{where}.pretokenizers[1]"
             if not (isinstance(steps[1], dict) and steps[1].get("type") == "ByteLevel"):
-                fail(source, last, "a Split must be followed by ByteLevel(use_regex=false)")
+                refuse(source, last, "a Split must be followed by ByteLevel(use_regex=false)")
             _byte_level(source, steps[1], last, use_regex=False)
             return _split(source, steps[0], f"{where}.pretokenizers[0]")
-        fail(source, where, "tokenforge reads ByteLevel, or Sequence[Split, ByteLevel(use_regex=false)]")
+        refuse(source, where, "tokenforge reads ByteLevel, or Sequence[Split, ByteLevel(use_regex=false)]")
     if node is None:
-        fail(source, where, "missing: without ByteLevel this is not a byte-level BPE tokenizer")
-    fail(source, where, f"pre-tokenizer {kind!r} is not supported (tokenforge reads ByteLevel, "
-                        "or Sequence[Split, ByteLevel(use_regex=false)])")
+        refuse(source, where, "missing: without ByteLevel this is not a byte-level BPE tokenizer")
+    refuse(source, where, f"pre-tokenizer {kind!r} is not supported (tokenforge reads ByteLevel, "
+                          "or Sequence[Split, ByteLevel(use_regex=false)])")
 
 
 def _split(source, node, where: str) -> str:
@@ -295,8 +295,8 @@ def _split(source, node, where: str) -> str:
         return r if r in _TOTAL or _unisolated(r) else isolated(r)
     if behavior == "Removed" and invert:  # keeps the matches only: tokenforge's (tiktoken's) rule
         return r
-    fail(source, where, f"Split with behavior {behavior!r} and invert={invert} is not supported "
-                        "(tokenforge reads Isolated, or Removed with invert)")
+    refuse(source, where, f"Split with behavior {behavior!r} and invert={invert} is not supported "
+                          "(tokenforge reads Isolated, or Removed with invert)")
 
 
 def _check_post_processor(source, node, where: str) -> None:
@@ -317,10 +317,10 @@ def _check_post_processor(source, node, where: str) -> None:
                 added.append(piece["SpecialToken"].get("id"))
         if not added:
             return  # a template that adds nothing to a single text
-        fail(source, where, f"TemplateProcessing adds {added} around every text, which tokenforge does not do; "
-                            "load with ignore={'post_processor'} to leave it out (the ids are then those of "
-                            "tokenizers' encode(text, add_special_tokens=False))")
-    fail(source, where, f"post-processor {kind!r} is not supported; load with ignore={{'post_processor'}} to leave it out")
+        refuse(source, where, f"TemplateProcessing adds {added} around every text, which tokenforge does not do; "
+                              "load with ignore={'post_processor'} to leave it out (the ids are then those of "
+                              "tokenizers' encode(text, add_special_tokens=False))")
+    refuse(source, where, f"post-processor {kind!r} is not supported; load with ignore={{'post_processor'}} to leave it out")
 
 
 def _check_decoder(source, node, where: str) -> None:
@@ -331,8 +331,8 @@ def _check_decoder(source, node, where: str) -> None:
         for i, n in enumerate(_list(source, node["decoders"], f"{where}.decoders")):
             _check_decoder(source, n, f"{where}.decoders[{i}]")
         return
-    fail(source, where, f"decoder {kind!r} is not supported: tokenforge decodes byte-level tokens to their bytes, "
-                        "as the ByteLevel decoder does; load with ignore={'decoder'} to accept that")
+    refuse(source, where, f"decoder {kind!r} is not supported: tokenforge decodes byte-level tokens to their bytes, "
+                          "as the ByteLevel decoder does; load with ignore={'decoder'} to accept that")
 
 
 def _added_tokens(source, tokens, normalizer) -> dict[str, int]:
@@ -346,10 +346,10 @@ def _added_tokens(source, tokens, normalizer) -> dict[str, int]:
         i = added_token_id(source, where, t)
         for flag in ("single_word", "lstrip", "rstrip"):
             if t.get(flag):
-                fail(source, f"{where}.{flag}", f"true is not supported (tokenforge matches {t['content']!r} exactly)")
+                refuse(source, f"{where}.{flag}", f"true is not supported (tokenforge matches {t['content']!r} exactly)")
         if t.get("normalized") and normalizer is not None:
-            fail(source, f"{where}.normalized", f"true with a normalizer: HF matches {t['content']!r} in the "
-                                                "normalized text, tokenforge in the text as given")
+            refuse(source, f"{where}.normalized", f"true with a normalizer: HF matches {t['content']!r} in the "
+                                                  "normalized text, tokenforge in the text as given")
         if t["content"] in special:
             fail(source, where, f"{t['content']!r} appears twice")
         if i in ids_seen:
@@ -363,7 +363,7 @@ def _added_tokens(source, tokens, normalizer) -> dict[str, int]:
     for s in (s for s, k in kinds.items() if k):
         for p in plain:
             if _overlap(s, p):
-                fail(source, "added_tokens", f"{s!r} (normalized) overlaps {p!r} (not normalized); not supported")
+                refuse(source, "added_tokens", f"{s!r} (normalized) overlaps {p!r} (not normalized); not supported")
     return special
 
 

@@ -22,6 +22,7 @@ import base64
 import json
 import re
 
+from ..stage import UnsupportedComponent
 from .model_file import BPE, BYTE, CHAR, CONTROL, NORMAL, UNIGRAM, UNKNOWN, UNUSED, USER_DEFINED, WORD, ModelFile, Piece
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
@@ -364,8 +365,8 @@ def from_hf(obj: dict, *, source: str = "<tokenizer.json>"):
     scheme = pre.get("prepend_scheme", "always" if pre.get("add_prefix_space", True) else "never")
     if prepend and scheme != "never":
         fail("pre_tokenizer", f"prepend_scheme {scheme!r} after a Prepend('\u2581') normalizer adds a second '\u2581'")
-    if scheme not in ("always", "never"):
-        fail("pre_tokenizer", f"prepend_scheme {scheme!r} is not supported")
+    if scheme not in ("always", "never"):  # another reader may take it (formats/hf_stages.py does)
+        raise UnsupportedComponent(f"{source}: pre_tokenizer: prepend_scheme {scheme!r} is not supported")
     vocab = model.get("vocab") or []
     unk_id = model.get("unk_id")
     if unk_id is None:

@@ -202,9 +202,28 @@ struct IntCache {
     if (!list) return nullptr;
     PyObject* const* table = ints.data();
     size_t size = ints.size();
-    for (size_t i = 0; i < n; ++i) {
-      if (i + 32 < n && ids[i + 32] < size) __builtin_prefetch(table + ids[i + 32]);
-      if (i + 16 < n && ids[i + 16] < size && table[ids[i + 16]]) __builtin_prefetch(table[ids[i + 16]], 1);
+    if (size == 0) return fill_from(list, ids, 0, n);
+    // The main loop without bound checks on the prefetches: an id beyond the table is prefetched
+    // as the table's last entry (a prefetch never faults, whatever the address).
+    size_t i = 0, last = size - 1;
+    for (; i + 32 < n; ++i) {
+      __builtin_prefetch(table + std::min<size_t>(ids[i + 32], last));
+      __builtin_prefetch(table[std::min<size_t>(ids[i + 16], last)], 1);
+      uint32_t id = ids[i];
+      PyObject* o = id < size ? table[id] : nullptr;
+      if (o) {
+        Py_INCREF(o);
+      } else if (!(o = PyLong_FromUnsignedLong(id))) {
+        Py_DECREF(list);  // (the items not set are null)
+        return nullptr;
+      }
+      PyList_SET_ITEM(list, Py_ssize_t(i), o);
+    }
+    return fill_from(list, ids, i, n);
+  }
+  // Sets the items from i on through get(); null (and the list freed) if an int cannot be made.
+  PyObject* fill_from(PyObject* list, const uint32_t* ids, size_t i, size_t n) const {
+    for (; i < n; ++i) {
       PyObject* o = get(ids[i]);
       if (!o) {
         Py_DECREF(list);  // (the items not set are null)

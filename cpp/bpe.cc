@@ -37,6 +37,22 @@ constexpr size_t kCacheKey = 30, kCacheIds = 6, kCacheWays = 4, kCacheLines = 65
 // cost 5% of the time when the entries held 28 ids.
 constexpr size_t kLongKey = 128, kLongIds = 92, kLongWays = 2, kLongLines = 4096;
 std::atomic<uint64_t> next_serial{1};
+
+// An array of n Ts on the stack when n <= Inline, else on the heap: merge_long's buffers for the
+// pieces it sees most (31-256 bytes: words of other scripts, runs of CJK letters) cost no malloc.
+// Ts are left uninitialized.
+template <class T, size_t Inline>
+class ScratchArray {
+ public:
+  explicit ScratchArray(size_t n) : data_(n <= Inline ? local_ : (heap_ = std::make_unique<T[]>(n)).get()) {}
+  T* data() { return data_; }
+  T& operator[](size_t i) { return data_[i]; }
+
+ private:
+  T local_[Inline];
+  std::unique_ptr<T[]> heap_;
+  T* data_;
+};
 }  // namespace
 
 // The entries of the big and the long tier are left uninitialized (a tier's tags say which are
@@ -410,10 +426,12 @@ void BytePairModel::merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>
     uint32_t id;
     uint32_t prev, next;  // kNone at the ends
   };
-  std::vector<uint8_t> padded(n + ShortKey::kMaxLen, 0);  // find_merge reads 16 bytes from a part
-  std::copy(p, p + n, padded.begin());
+  constexpr size_t kInline = 256;
+  ScratchArray<uint8_t, kInline + ShortKey::kMaxLen> padded(n + ShortKey::kMaxLen);  // find_merge reads 16 bytes from a part
+  std::memcpy(padded.data(), p, n);
+  std::memset(padded.data() + n, 0, ShortKey::kMaxLen);
   p = padded.data();
-  std::vector<Node> nodes(n);
+  ScratchArray<Node, kInline> nodes(n);
   for (size_t i = 0; i < n; ++i)
     nodes[i] = {byte_id_[p[i]], i == 0 ? kNone : uint32_t(i - 1), i + 1 < n ? uint32_t(i + 1) : kNone};
   auto end_of = [&](uint32_t node) { return nodes[node].next == kNone ? n : size_t(nodes[node].next); };
@@ -422,23 +440,25 @@ void BytePairModel::merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>
     return right != kNone && find_merge(p, left, end_of(right), nodes[left].id, nodes[right].id, m);
   };
   auto key = [](uint32_t rank, uint32_t pos) { return (uint64_t(rank) << 32) | pos; };
-  std::vector<uint64_t> heap;
-  heap.reserve(n);
+  // The heap never holds more than 2n entries: at most n - 1 at the start, and each of the at
+  // most n - 1 merges pops one and pushes at most two (stale entries stay until popped).
+  ScratchArray<uint64_t, 2 * kInline> heap_entries(2 * n);
+  uint64_t* heap = heap_entries.data();
+  size_t heap_size = 0;
   PairMap::Merge m;
   for (size_t i = 0; i + 1 < n; ++i)
-    if (merge_of(uint32_t(i), &m)) heap.push_back(key(m.rank, uint32_t(i)));
+    if (merge_of(uint32_t(i), &m)) heap[heap_size++] = key(m.rank, uint32_t(i));
   auto later = std::greater<uint64_t>();
-  std::make_heap(heap.begin(), heap.end(), later);
+  std::make_heap(heap, heap + heap_size, later);
   auto push = [&](uint32_t left) {
     if (merge_of(left, &m)) {
-      heap.push_back(key(m.rank, left));
-      std::push_heap(heap.begin(), heap.end(), later);
+      heap[heap_size++] = key(m.rank, left);
+      std::push_heap(heap, heap + heap_size, later);
     }
   };
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), later);
-    uint64_t top = heap.back();
-    heap.pop_back();
+  while (heap_size > 0) {
+    std::pop_heap(heap, heap + heap_size, later);
+    uint64_t top = heap[--heap_size];
     uint32_t rank = uint32_t(top >> 32), pos = uint32_t(top);
     Node& left = nodes[pos];
     if (left.id == kNone || !merge_of(pos, &m) || m.rank != rank) continue;  // gone or stale

@@ -49,35 +49,66 @@ inline std::string_view utf8_of(nb::handle text) {
   return {p, size_t(size)};
 }
 
-// The UTF-8 of a str, made here into a buffer the caller keeps (cpp/str_utf8.h) rather than by
-// PyUnicode_AsUTF8AndSize, which keeps its copy inside the str for as long as the str lives
-// (memory the caller did not ask for, and fresh pages for every new str). A compact ASCII str is
-// its own UTF-8, and a str CPython has converted already is read from its copy. A str with a lone
-// surrogate goes to utf8_of, which raises UnicodeEncodeError.
-class Utf8Buffer {
- public:
-  std::string_view of(nb::handle text) {
-    PyObject* o = text.ptr();
+// How a str holds its text: kind 0 when `data` is its UTF-8 already (a compact ASCII str, or a
+// str CPython has converted for another call), else CPython's bytes per code point (1, 2 or 4),
+// to be converted (cpp/str_utf8.h). Raises TypeError for anything but a str.
+struct StrForm {
+  const void* data;
+  size_t length;  // in code points (bytes for kind 0)
+  int kind;
+
+  explicit StrForm(PyObject* o) {
     if (!PyUnicode_Check(o)) throw nb::type_error("text must be a str");
 #if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(o) < 0) throw nb::python_error();
 #endif
-    size_t n = size_t(PyUnicode_GET_LENGTH(o));
-    if (PyUnicode_IS_ASCII(o)) return {static_cast<const char*>(PyUnicode_DATA(o)), n};
-    if (PyUnicode_IS_COMPACT(o)) {  // converted already (by CPython, for another call): no need to again
+    length = size_t(PyUnicode_GET_LENGTH(o));
+    kind = 0;
+    if (PyUnicode_IS_ASCII(o)) {
+      data = PyUnicode_DATA(o);
+    } else if (PyUnicode_IS_COMPACT(o) && reinterpret_cast<PyCompactUnicodeObject*>(o)->utf8) {
       auto* compact = reinterpret_cast<PyCompactUnicodeObject*>(o);
-      if (compact->utf8) return {compact->utf8, size_t(compact->utf8_length)};
+      data = compact->utf8;
+      length = size_t(compact->utf8_length);
+    } else {
+      data = PyUnicode_DATA(o);
+      kind = PyUnicode_KIND(o);
     }
-    int kind = PyUnicode_KIND(o);
-    size_t room = n * (kind == 1 ? 2 : kind == 2 ? 3 : 4);
-    if (room > capacity_) {
+  }
+  // The most bytes its UTF-8 can take.
+  size_t utf8_room() const { return kind == 0 ? length : length * size_t(kind == 1 ? 2 : kind == 2 ? 3 : 4); }
+  // Its UTF-8, converted into out[0 .. utf8_room()) if need be; false at a lone surrogate.
+  bool utf8(char* out, std::string_view* view) const {
+    if (kind == 0) {
+      *view = {static_cast<const char*>(data), length};
+      return true;
+    }
+    size_t size = utf8_from_ucs(data, kind, length, reinterpret_cast<uint8_t*>(out));
+    if (size == SIZE_MAX) return false;
+    *view = {out, size};
+    return true;
+  }
+};
+
+// The UTF-8 of a str, made here into a buffer the caller keeps (cpp/str_utf8.h) rather than by
+// PyUnicode_AsUTF8AndSize, which keeps its copy inside the str for as long as the str lives
+// (memory the caller did not ask for, and fresh pages for every new str). A str with a lone
+// surrogate goes to utf8_of, which raises UnicodeEncodeError. The view stays valid until the
+// buffer's next use: a caller must be done with it before it makes Python objects (a garbage
+// collection can run a finalizer that encodes on this thread).
+class Utf8Buffer {
+ public:
+  std::string_view of(nb::handle text) {
+    StrForm form(text.ptr());
+    size_t room = form.utf8_room();
+    if (form.kind != 0 && room > capacity_) {
       data_.reset();  // (first, so that the old and the new buffer are never both held)
       data_.reset(new char[room]);
       capacity_ = room;
     }
-    size_t size = utf8_from_ucs(PyUnicode_DATA(o), kind, n, reinterpret_cast<uint8_t*>(data_.get()));
-    if (size == SIZE_MAX) return utf8_of(text);
-    return {data_.get(), size};
+    std::string_view view;
+    if (!form.utf8(data_.get(), &view)) return utf8_of(text);
+    return view;
   }
   // Frees a buffer grown past 64 MiB (one huge text must not keep its memory).
   void trim() {
@@ -93,10 +124,9 @@ class Utf8Buffer {
 };
 
 // A batch's strs, read while the GIL is held and turned into UTF-8 by whichever thread encodes
-// each one: compact ASCII strs and strs CPython has converted already are used in place; the
-// others are converted in that thread (cpp/str_utf8.h), so the conversions run in parallel
-// instead of one after another on the caller's thread. Holds a reference to every str (another
-// Python thread may empty the list while the GIL is released).
+// each one (StrForm): the conversions run in parallel instead of one after another on the
+// caller's thread. Holds a reference to every str (another Python thread may empty the list
+// while the GIL is released).
 class BatchTexts {
  public:
   explicit BatchTexts(nb::handle texts) {
@@ -106,39 +136,19 @@ class BatchTexts {
     size_t n = size_t(PySequence_Fast_GET_SIZE(fast));
     PyObject** items = PySequence_Fast_ITEMS(fast);
     strs_.reserve(n);
-    texts_.reserve(n);
+    forms_.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-      PyObject* o = items[i];
-      if (!PyUnicode_Check(o)) throw nb::type_error("text must be a str");
-#if PY_VERSION_HEX < 0x030C0000
-      if (PyUnicode_READY(o) < 0) throw nb::python_error();
-#endif
-      strs_.push_back(nb::borrow(o));
-      size_t length = size_t(PyUnicode_GET_LENGTH(o));
-      if (PyUnicode_IS_ASCII(o)) {
-        texts_.push_back({PyUnicode_DATA(o), length, 0});
-      } else if (PyUnicode_IS_COMPACT(o) && reinterpret_cast<PyCompactUnicodeObject*>(o)->utf8) {
-        auto* compact = reinterpret_cast<PyCompactUnicodeObject*>(o);
-        texts_.push_back({compact->utf8, size_t(compact->utf8_length), 0});
-      } else {
-        texts_.push_back({PyUnicode_DATA(o), length, PyUnicode_KIND(o)});
-      }
+      forms_.emplace_back(items[i]);
+      strs_.push_back(nb::borrow(items[i]));
     }
   }
-  size_t size() const { return texts_.size(); }
+  size_t size() const { return forms_.size(); }
   // The UTF-8 of text i, converted into `scratch` if need be (any thread); false at a lone
   // surrogate (then raise_encode_error(i), with the GIL, raises CPython's UnicodeEncodeError).
   bool utf8(size_t i, std::string& scratch, std::string_view* out) const {
-    const Text& t = texts_[i];
-    if (t.kind == 0) {
-      *out = {static_cast<const char*>(t.data), t.length};
-      return true;
-    }
-    scratch.resize(t.length * size_t(t.kind == 1 ? 2 : t.kind == 2 ? 3 : 4));
-    size_t size = utf8_from_ucs(t.data, t.kind, t.length, reinterpret_cast<uint8_t*>(&scratch[0]));
-    if (size == SIZE_MAX) return false;
-    *out = {scratch.data(), size};
-    return true;
+    const StrForm& form = forms_[i];
+    if (form.kind != 0) scratch.resize(form.utf8_room());
+    return form.utf8(&scratch[0], out);
   }
   [[noreturn]] void raise_encode_error(size_t i) const {
     utf8_of(strs_[i]);  // raises UnicodeEncodeError
@@ -146,14 +156,15 @@ class BatchTexts {
   }
 
  private:
-  struct Text {
-    const void* data;
-    size_t length;  // in code points (bytes for kind 0)
-    int kind;       // 0: data is UTF-8; else CPython's bytes per code point
-  };
   std::vector<nb::object> strs_;
-  std::vector<Text> texts_;
+  std::vector<StrForm> forms_;
 };
+
+// Lowers x to i if i is smaller (the first of several threads' findings wins).
+inline void at_most(std::atomic<size_t>& x, size_t i) {
+  for (size_t seen = x.load(); i < seen && !x.compare_exchange_weak(seen, i);) {
+  }
+}
 
 // The calling thread's buffer (one per Python thread: the binding converts before it starts any
 // worker thread, and each call uses the view only until it returns).
@@ -161,6 +172,15 @@ inline Utf8Buffer& thread_utf8() {
   thread_local Utf8Buffer buffer;
   return buffer;
 }
+
+// The UTF-8 of a str in the thread's buffer for the length of one call (trimmed at its end).
+struct CallUtf8 {
+  explicit CallUtf8(nb::handle text) : view(thread_utf8().of(text)) {}
+  ~CallUtf8() { thread_utf8().trim(); }
+  CallUtf8(const CallUtf8&) = delete;
+  CallUtf8& operator=(const CallUtf8&) = delete;
+  std::string_view view;
+};
 
 inline const uint8_t* bytes_of(std::string_view v) { return reinterpret_cast<const uint8_t*>(v.data()); }
 

@@ -38,12 +38,6 @@ bool any(const std::vector<char>& mask) {
   return false;
 }
 
-// Lowers x to i if i is smaller (the first of several threads' findings wins).
-void at_most(std::atomic<size_t>& x, size_t i) {
-  for (size_t seen = x.load(); i < seen && !x.compare_exchange_weak(seen, i);) {
-  }
-}
-
 struct PyEncoder {
   std::unique_ptr<Encoder> enc;
   std::unique_ptr<IntCache> ints;
@@ -138,12 +132,19 @@ struct PyEncoder {
   // thread takes the GIL and turns the results finished so far (by any thread) into lists, so
   // the list building, which must hold the GIL, overlaps the other threads' encoding instead of
   // following it.
-  nb::list encode_batch(nb::list texts, nb::bytes allowed, size_t num_threads) const {
+  // With a `disallowed` mask, each text is first searched for those special tokens in the thread
+  // that encodes it (as encode does); the first text (in order) holding one raises
+  // DisallowedSpecial, unless a text before it has a lone surrogate (then UnicodeEncodeError: the
+  // Python layer retries with the surrogates replaced, and that text is checked too).
+  nb::list encode_batch(nb::list texts, nb::bytes allowed, size_t num_threads, nb::bytes disallowed) const {
     require_split();
     BatchTexts batch(texts);
-    std::vector<char> mask = mask_of(*enc, allowed);
+    std::vector<char> mask = mask_of(*enc, allowed), check = mask_of(*enc, disallowed);
+    bool checking = any(check);
     size_t n = batch.size();
-    std::atomic<size_t> surrogate_at{n};  // the first text with a lone surrogate, if any
+    std::atomic<size_t> surrogate_at{n};   // the first text with a lone surrogate, if any
+    std::atomic<size_t> disallowed_at{n};  // the first text with a disallowed special token, if any
+    std::vector<int> found(checking ? n : 0, -1);  // per text: the index of that token
     PyObject* list = PyList_New(Py_ssize_t(n));
     if (!list) throw nb::python_error();
     nb::list out = nb::steal<nb::list>(list);
@@ -173,10 +174,13 @@ struct PyEncoder {
             std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
             std::string scratch;
             std::string_view v;
-            if (batch.utf8(i, scratch, &v))
-              encode_into(v, mask, ids);
-            else
+            if (!batch.utf8(i, scratch, &v)) {
               at_most(surrogate_at, i);
+            } else if (checking && (found[i] = enc->find_special(bytes_of(v), v.size(), check).index) >= 0) {
+              at_most(disallowed_at, i);
+            } else {
+              encode_into(v, mask, ids);
+            }
             results[i] = std::move(ids);
             finished[i].store(true, std::memory_order_release);
           },
@@ -188,7 +192,8 @@ struct PyEncoder {
           });
     }
     convert_finished();
-    if (surrogate_at < n) batch.raise_encode_error(surrogate_at);
+    if (surrogate_at < disallowed_at) batch.raise_encode_error(surrogate_at);
+    if (disallowed_at < n) throw DisallowedSpecialError(std::to_string(found[disallowed_at]));
     if (out_of_memory) throw std::bad_alloc();
     return out;
   }
@@ -358,7 +363,8 @@ struct PyPattern {
 
   // Code point offsets of each match.
   std::vector<std::pair<size_t, size_t>> spans(nb::handle text) const {
-    std::string_view v = utf8_of(text);
+    CallUtf8 utf8(text);
+    std::string_view v = utf8.view;
     std::vector<std::pair<size_t, size_t>> spans = byte_spans(v);
     to_code_points(v, spans);
     return spans;
@@ -486,7 +492,8 @@ void bind_encoder(nb::module_& m) {
       .def("encode", &PyEncoder::encode, nb::arg("text"), nb::arg("allowed"), nb::arg("disallowed") = nb::bytes(""))
       .def("encode_to_numpy", &PyEncoder::encode_to_numpy, nb::arg("text"), nb::arg("allowed"),
            nb::arg("disallowed") = nb::bytes(""))
-      .def("encode_batch", &PyEncoder::encode_batch, nb::arg("texts"), nb::arg("allowed"), nb::arg("num_threads"))
+      .def("encode_batch", &PyEncoder::encode_batch, nb::arg("texts"), nb::arg("allowed"), nb::arg("num_threads"),
+           nb::arg("disallowed") = nb::bytes(""))
       .def("encode_batch_to_numpy", &PyEncoder::encode_batch_to_numpy, nb::arg("texts"), nb::arg("allowed"),
            nb::arg("num_threads"))
       .def("encode_ordinary_batch_flat", &PyEncoder::encode_ordinary_batch_flat, nb::arg("texts"),

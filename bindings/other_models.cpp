@@ -75,7 +75,8 @@ template <class M>
 nb::list encode_text_impl(const M& m, nb::handle text, int how) {
   check_split(how);
   const WordClassTable& t = word_classes();
-  std::string_view v = utf8_of(text);
+  CallUtf8 utf8(text);
+  std::string_view v = utf8.view;
   std::vector<uint32_t> out;
   std::string error;
   {
@@ -90,14 +91,20 @@ template <class M>
 nb::list encode_texts_impl(const M& m, nb::list texts, int how, size_t num_threads) {
   check_split(how);
   const WordClassTable& t = word_classes();
-  std::vector<std::string_view> views;
-  for (nb::handle x : texts) views.push_back(utf8_of(x));
-  std::vector<std::vector<uint32_t>> results(views.size());
-  std::vector<std::string> errors(views.size());
+  BatchTexts batch(texts);
+  std::vector<std::vector<uint32_t>> results(batch.size());
+  std::vector<std::string> errors(batch.size());
+  std::atomic<size_t> surrogate_at{batch.size()};  // the first text with a lone surrogate, if any
   {
     nb::gil_scoped_release release;
-    parallel_for(views.size(), num_threads, [&](size_t i) { errors[i] = m.encode_into(split_view(t, how, views[i]), results[i]); });
+    parallel_for(batch.size(), num_threads, [&](size_t i) {
+      std::string scratch;
+      std::string_view v;
+      if (!batch.utf8(i, scratch, &v)) return at_most(surrogate_at, i);
+      errors[i] = m.encode_into(split_view(t, how, v), results[i]);
+    });
   }
+  if (surrogate_at < batch.size()) batch.raise_encode_error(surrogate_at);
   for (const auto& e : errors) m.finish(e);
   nb::list out;
   for (const auto& r : results) out.append(to_list(r));

@@ -117,7 +117,8 @@ struct PySentencePieceModel {
   }
 
   nb::list encode(nb::handle text) const {
-    std::string_view v = utf8_of(text);
+    CallUtf8 utf8(text);
+    std::string_view v = utf8.view;
     std::vector<uint32_t> out;
     {
       nb::gil_scoped_release release;
@@ -128,25 +129,29 @@ struct PySentencePieceModel {
   }
 
   nb::list encode_batch(nb::list texts, size_t num_threads) const {
-    std::vector<std::string_view> views;
-    views.reserve(texts.size());
-    for (nb::handle t : texts) views.push_back(utf8_of(t));
-    std::vector<std::vector<uint32_t>> results(views.size());
+    BatchTexts batch(texts);
+    std::vector<std::vector<uint32_t>> results(batch.size());
+    std::atomic<size_t> surrogate_at{batch.size()};  // the first text with a lone surrogate, if any
     {
       nb::gil_scoped_release release;
-      parallel_for(views.size(), num_threads, [&](size_t i) {
+      parallel_for(batch.size(), num_threads, [&](size_t i) {
         std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
-        model->encode(bytes_of(views[i]), views[i].size(), ids);
+        std::string scratch;
+        std::string_view v;
+        if (!batch.utf8(i, scratch, &v)) return at_most(surrogate_at, i);
+        model->encode(bytes_of(v), v.size(), ids);
         results[i] = std::move(ids);
       });
     }
+    if (surrogate_at < batch.size()) batch.raise_encode_error(surrogate_at);
     nb::list out;
     for (const auto& r : results) out.append(ints()->to_list(r));
     return out;
   }
 
   nb::str normalize(nb::handle text) const {
-    std::string_view v = utf8_of(text);
+    CallUtf8 utf8(text);
+    std::string_view v = utf8.view;
     std::string out;
     model->normalize(bytes_of(v), v.size(), out);
     return nb::str(out.data(), out.size());
@@ -164,7 +169,8 @@ struct PySentencePieceModel {
   // Subword regularization: normalize, draw a segmentation, post-process (unigram only).
   nb::list sample(nb::handle text, double alpha, nb::object seed) {
     if (!seed.is_none()) rng.seed(nb::cast<uint64_t>(seed));
-    std::string_view v = utf8_of(text);
+    CallUtf8 utf8(text);
+    std::string_view v = utf8.view;
     std::string normalized;
     model->normalize(bytes_of(v), v.size(), normalized);
     std::vector<spm::Span> spans;

@@ -46,7 +46,8 @@ struct SplitSequence {
 
   // Code point offsets of each piece (as _core.Pattern.spans gives them).
   std::vector<std::pair<size_t, size_t>> spans(nb::handle text) const {
-    std::string_view v = utf8_of(text);
+    CallUtf8 utf8(text);
+    std::string_view v = utf8.view;
     std::vector<std::pair<size_t, size_t>> out;
     {
       nb::gil_scoped_release release;

@@ -41,7 +41,10 @@ def check_line(line: bytes, field: str = "text"):
 
 texts = st.text(st.characters(codec="utf-8"), max_size=60) | st.sampled_from(
     ["", "\U0001F600", 'a"b\\c\n\t\x00\x1f\u2028', MULTILINGUAL[:200], "x" * 100])
-values = st.recursive(st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.floats(allow_nan=False)
+# (No infinities: json.dumps writes them as Infinity, which is not JSON; the native reader leaves
+# such a record to Python, which the test below would take for a missed fast path.)
+values = st.recursive(st.none() | st.booleans() | st.integers(-10**30, 10**30)
+                      | st.floats(allow_nan=False, allow_infinity=False)
                       | texts, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
                       max_leaves=8)
 

@@ -5,6 +5,8 @@ at every alignment, and the str must come back without a UTF-8 copy attached."""
 
 import sys
 
+import pytest
+
 import numpy as np
 import tiktoken
 from hypothesis import given, settings
@@ -125,3 +127,60 @@ def test_disallowed_special_check_in_every_kind_of_str(kind, data):
     expected = _outcome(lambda: ref.encode(text, allowed_special=allowed))
     assert _outcome(lambda: ours.encode(_fresh(text), allowed_special=allowed)) == expected
     assert _outcome(lambda: ours.encode_to_numpy(_fresh(text), allowed_special=allowed).tolist()) == expected
+
+
+# encode_batch makes the same check in the threads that encode: the outcome is tiktoken's
+# encode_batch's (the first text in order that holds a disallowed special token names the error).
+@settings(max_examples=200, deadline=None)
+@given(kinds=st.lists(st.sampled_from(sorted(_KINDS)), min_size=1, max_size=5), data=st.data())
+def test_disallowed_special_check_in_batches(kinds, data):
+    pieces = st.sampled_from(["<|endoftext|>", "<|fim_prefix|>", "<|fim_suffix|>", "<", "\ud800"])
+    texts = ["".join(data.draw(st.lists(st.one_of(_text(k), pieces), max_size=4))) for k in kinds]
+    name = data.draw(st.sampled_from(["cl100k_base", "o200k_base"]))
+    allowed = data.draw(st.sampled_from([set(), {"<|endoftext|>"}, "all"]))
+    threads = data.draw(st.sampled_from([1, 2, 4]))
+    ref, ours = tiktoken.get_encoding(name), tokenforge.get_encoding(name)
+    expected = _outcome(lambda: ref.encode_batch(texts, allowed_special=allowed))
+    assert _outcome(lambda: ours.encode_batch([_fresh(t) for t in texts], allowed_special=allowed,
+                                              num_threads=threads)) == expected
+
+
+@pytest.fixture(scope="module")
+def other_families(tmp_path_factory, corpus_texts):
+    """A sentencepiece unigram model and a Hugging Face WordPiece (BERT-style) tokenizer.json,
+    each with its own library beside tokenforge's."""
+    import io
+
+    import sentencepiece as spm
+    import tokenizers as hf
+
+    lines = (corpus_texts["multilingual"] * 2).splitlines()
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=out, minloglevel=2, num_threads=1,
+                                   vocab_size=580, hard_vocab_limit=False, character_coverage=1.0,
+                                   byte_fallback=True)
+    sp = spm.SentencePieceProcessor(model_proto=out.getvalue())
+    ours_sp = tokenforge.SentencePieceTokenizer.from_bytes(out.getvalue())
+    wp = hf.Tokenizer(hf.models.WordPiece(unk_token="[UNK]"))
+    wp.normalizer = hf.normalizers.BertNormalizer(lowercase=False)
+    wp.pre_tokenizer = hf.pre_tokenizers.BertPreTokenizer()
+    wp.train_from_iterator(lines, hf.trainers.WordPieceTrainer(vocab_size=800, special_tokens=["[UNK]"]))
+    path = tmp_path_factory.mktemp("wp") / "tokenizer.json"
+    wp.save(str(path))
+    return [(ours_sp, sp.encode), (tokenforge.load(path), lambda t: wp.encode(t, add_special_tokens=False).ids)]
+
+
+# The sentencepiece and word-level models convert strs the same way as byte-level BPE (single
+# texts into the thread's buffer, batches in their worker threads): ids equal to their own
+# library's for every kind of str, and no UTF-8 copy left in the str.
+@settings(max_examples=60, deadline=None)
+@given(kind=st.sampled_from(sorted(_KINDS)), data=st.data())
+def test_other_families_every_kind_of_str(other_families, kind, data):
+    texts = [data.draw(_text(kind)) for _ in range(3)]
+    for ours, theirs in other_families:
+        expected = [theirs(t) for t in texts]
+        fresh = [_fresh(t) for t in texts]
+        sizes = [sys.getsizeof(t) for t in fresh]
+        assert [ours.encode(t, add_special_tokens=False) for t in fresh] == expected
+        assert ours.encode_batch(fresh, add_special_tokens=False, num_threads=2) == expected
+        assert [sys.getsizeof(t) for t in fresh] == sizes

@@ -95,8 +95,11 @@ def render_template(template: str, messages: list[dict], *, add_generation_promp
     """The text of the messages under a Jinja chat template, rendered in jinja2's sandbox (a template
     cannot reach Python objects' internals), with transformers' conventions: trim_blocks,
     lstrip_blocks, raise_exception(), the tojson filter."""
-    from jinja2 import TemplateError
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    try:
+        from jinja2 import TemplateError
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+    except ImportError:
+        raise ImportError("a Jinja chat template needs jinja2: pip install 'tokenforge[chat]' (or jinja2)") from None
 
     def raise_exception(message):
         raise TemplateError(message)

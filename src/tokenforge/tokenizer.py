@@ -478,24 +478,26 @@ class Tokenizer:
 
     def _resolve_special(self, text, allowed_special, disallowed_special):
         """(allowed set or "all", native allowed mask, text) after the disallowed check."""
+        mask, disallowed = self._special_masks(allowed_special, disallowed_special)
         if allowed_special is None:
             allowed_special = self._default_allowed
-        if disallowed_special is None:
-            disallowed_special = self._default_disallowed
-        mask, disallowed = self._policy.masks(allowed_special, disallowed_special)
         if disallowed:
             text = self._check_disallowed(text, disallowed)
         allowed = "all" if allowed_special == "all" else (frozenset(allowed_special) & self._policy_all if allowed_special else frozenset())
         return allowed, mask, text
 
-    def _encode_checked(self, engine_encode, text: str, allowed_special, disallowed_special):
-        """The engine's encode or encode_to_numpy, with tiktoken's disallowed-special check made
-        in the same native call (the text is converted to UTF-8 once)."""
+    def _special_masks(self, allowed_special, disallowed_special) -> tuple[bytes, bytes]:
+        """(allowed, disallowed) masks for the engine, with the tokenizer's defaults."""
         if allowed_special is None:
             allowed_special = self._default_allowed
         if disallowed_special is None:
             disallowed_special = self._default_disallowed
-        mask, disallowed = self._policy.masks(allowed_special, disallowed_special)
+        return self._policy.masks(allowed_special, disallowed_special)
+
+    def _encode_checked(self, engine_encode, text: str, allowed_special, disallowed_special):
+        """The engine's encode or encode_to_numpy, with tiktoken's disallowed-special check made
+        in the same native call (the text is converted to UTF-8 once)."""
+        mask, disallowed = self._special_masks(allowed_special, disallowed_special)
         # No special token occurs where none of their first characters does (`in` reads the str
         # as it is; most texts have no '<').
         if disallowed and self._special_first_chars is not None and not any(c in text for c in self._special_first_chars):
@@ -602,15 +604,16 @@ class Tokenizer:
             rows = [self._encode_one(t, allowed_special, disallowed_special) for t in texts]
             pairs = [self._encode_one(t, allowed_special, disallowed_special) for t in pairs]
         elif self._fast:
-            allowed, mask, _ = self._resolve_special("", allowed_special, disallowed_special)
-            disallowed = self._policy.masks(self._default_allowed if allowed_special is None else allowed_special,
-                                            self._default_disallowed if disallowed_special is None else disallowed_special)[1]
-            if disallowed:
-                texts = [self._check_disallowed(t, disallowed) for t in texts]
+            # The disallowed-special check runs in the threads that encode (one UTF-8 per text).
+            mask, disallowed = self._special_masks(allowed_special, disallowed_special)
             try:
-                rows = self._engine.encode_batch(texts, mask, num_threads)
-            except UnicodeEncodeError:
-                rows = self._engine.encode_batch([replace_surrogates(t) for t in texts], mask, num_threads)
+                try:
+                    rows = self._engine.encode_batch(texts, mask, num_threads, disallowed)
+                except UnicodeEncodeError:
+                    texts = [replace_surrogates(t) for t in texts]
+                    rows = self._engine.encode_batch(texts, mask, num_threads, disallowed)
+            except _core_mod.DisallowedSpecial as e:
+                raise disallowed_error(self._policy.token_at(int(e.args[0]))) from None
         elif self._native_batch_ok(allowed_special):
             rows = self._model_batch(texts, num_threads)
         else:

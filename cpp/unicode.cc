@@ -29,7 +29,15 @@ constexpr std::array<uint8_t, 128> ascii_classes(std::index_sequence<I...>) {
 constexpr auto kAsciiArray = ascii_classes(std::make_index_sequence<128>{});
 
 inline bool is_cont(uint8_t b) { return (b & 0xC0) == 0x80; }
+
+constexpr std::array<uint8_t, 0x800> two_byte_classes() {
+  std::array<uint8_t, 0x800> t{};
+  for (uint32_t cp = 0; cp < 0x800; ++cp) t[cp] = unicode_data::kStage2[unicode_data::kStage1[cp >> 8] * 256 + (cp & 0xFF)];
+  return t;
+}
 }  // namespace
+
+const std::array<uint8_t, 0x800> kTwoByteClass = two_byte_classes();
 
 const uint8_t kAsciiClass[128] = {
 #define TF_ROW(k) kAsciiArray[k], kAsciiArray[k + 1], kAsciiArray[k + 2], kAsciiArray[k + 3], \

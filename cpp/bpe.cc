@@ -88,8 +88,9 @@ template <class Line, size_t Ways, size_t Lines>
 struct Tier {
   std::unique_ptr<Line[]> lines{new (std::nothrow) Line[Lines]};
   std::unique_ptr<uint16_t[]> tags{new (std::nothrow) uint16_t[Lines]()};
+  std::unique_ptr<uint8_t[]> next_way{new (std::nothrow) uint8_t[Lines / Ways]()};  // per set: the way to fill next
 
-  bool allocated() const { return lines && tags; }
+  bool allocated() const { return lines && tags && next_way; }
   static size_t set_of(uint64_t h) { return (h & (Lines / Ways - 1)) * Ways; }  // (bits the hot tier does not use)
   static uint16_t tag_of(uint64_t h) { return uint16_t(h >> 16) | 1; }
 
@@ -102,13 +103,14 @@ struct Tier {
       if (tags[set + way] == tag && same(lines[set + way])) return &lines[set + way];
     return nullptr;
   }
-  // The entry to fill for hash h: the first of its set (the set's oldest falls out).
+  // The entry to fill for hash h: its set's oldest (first in, first out, by a per-set counter;
+  // keeping the set's entries in order of age instead moved 192 or 512 bytes, and wrote to each
+  // of the set's lines, for every piece merged).
   Line& insert(uint64_t h) {
-    size_t set = set_of(h);
-    std::memmove(&lines[set + 1], &lines[set], sizeof(Line) * (Ways - 1));
-    std::memmove(&tags[set + 1], &tags[set], sizeof(uint16_t) * (Ways - 1));
-    tags[set] = tag_of(h);
-    return lines[set];
+    size_t set = set_of(h), way = next_way[set / Ways];
+    next_way[set / Ways] = uint8_t((way + 1) % Ways);
+    tags[set + way] = tag_of(h);
+    return lines[set + way];
   }
 };
 }  // namespace

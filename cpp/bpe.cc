@@ -19,8 +19,8 @@ constexpr size_t kShortPiece = 40;
 
 // The big tier of the per-thread cache, for pieces that are not tokens: one 64-byte entry (one
 // cache line) per piece of up to 30 bytes and 6 ids, 65536 entries (4 MiB per thread: the working
-// set of a language's frequent words) in sets of 4 (a piece's hash picks the set; a new entry goes
-// first and the set's oldest falls out). The key's first 16 bytes are kept as two zero-padded words,
+// set of a language's frequent words) in sets of 4 (a piece's hash picks the set; a new entry takes
+// the place of the set's oldest). The key's first 16 bytes are kept as two zero-padded words,
 // compared as integers like the short-token table's keys. Entries carry the serial number of the
 // model that made them (never reused, unlike an address). Measured on multilingual text: twice the
 // entries of the former 128-byte entries (54 bytes, 16 ids) in the same memory raise the hit rate

@@ -87,8 +87,8 @@ struct PyEncoder {
   // with the index of the first found (the Python layer words tiktoken's error).
   void encode_vec(nb::handle text, nb::bytes allowed, nb::bytes disallowed, std::vector<uint32_t>& out) const {
     require_split();
-    Utf8Buffer& utf8 = thread_utf8();
-    std::string_view v = utf8.of(text);
+    CallUtf8 utf8(text);
+    std::string_view v = utf8.view;
     std::vector<char> mask = mask_of(*enc, allowed), check = mask_of(*enc, disallowed);
     int found = -1;
     {
@@ -99,11 +99,7 @@ struct PyEncoder {
         encode_into(v, mask, out);
       }
     }
-    if (found >= 0) {
-      utf8.trim();
-      throw DisallowedSpecialError(std::to_string(found));
-    }
-    utf8.trim();
+    if (found >= 0) throw DisallowedSpecialError(std::to_string(found));
   }
 
   nb::list encode(nb::handle text, nb::bytes allowed, nb::bytes disallowed) const {
@@ -296,15 +292,14 @@ struct PyEncoder {
 
   // Index of the first special token selected by `mask` found in text, or -1.
   int find_special(nb::handle text, nb::bytes mask) const {
-    Utf8Buffer& utf8 = thread_utf8();
-    std::string_view v = utf8.of(text);
+    CallUtf8 utf8(text);
+    std::string_view v = utf8.view;
     std::vector<char> m = mask_of(*enc, mask);
     SpecialMatcher::Match match;
     {
       nb::gil_scoped_release release;
       match = enc->find_special(bytes_of(v), v.size(), m);
     }
-    utf8.trim();
     return match.index;
   }
 

@@ -498,9 +498,7 @@ class Tokenizer:
         """The engine's encode or encode_to_numpy, with tiktoken's disallowed-special check made
         in the same native call (the text is converted to UTF-8 once)."""
         mask, disallowed = self._special_masks(allowed_special, disallowed_special)
-        # No special token occurs where none of their first characters does (`in` reads the str
-        # as it is; most texts have no '<').
-        if disallowed and self._special_first_chars is not None and not any(c in text for c in self._special_first_chars):
+        if disallowed and self._holds_no_special(text):
             disallowed = b""
         try:
             return self._engine_call(engine_encode, text, mask, disallowed)
@@ -511,11 +509,15 @@ class Tokenizer:
     def _policy_all(self) -> frozenset:
         return frozenset(self._specials)
 
+    def _holds_no_special(self, text: str) -> bool:
+        """True when none of the special tokens' first characters is in text (so none of them is):
+        `in` reads the str as it is, where the engine's search would first convert it to UTF-8,
+        and most texts have no '<'. False when it cannot tell (more than 4 first characters)."""
+        return self._special_first_chars is not None and not any(c in text for c in self._special_first_chars)
+
     def _check_disallowed(self, text: str, disallowed: bytes) -> str:
         if self._engine is not None:
-            # No special token occurs where none of their first characters does; `in` reads the
-            # str as it is, where the engine's search would first convert it to UTF-8.
-            if self._special_first_chars is not None and not any(c in text for c in self._special_first_chars):
+            if self._holds_no_special(text):
                 return text
             try:
                 index = self._engine.find_special(text, disallowed)

@@ -20,10 +20,13 @@
 //    CR/LF (`\s*[\r\n]`) and at its last byte if that is in S (`\s+(?!\S)` leaves it to the next
 //    piece: a word's prefix, a space before punctuation, or `\s` alone).
 // These rules need the bytes around a position and the runs through it; so only starts whose
-// runs end inside the 64 bytes are trusted. The block stops before any byte >= 0x80 (a letter,
-// digit, space or mark of another script could change the piece) and before an apostrophe that
-// could begin a contraction; those pieces, and the end of the text (`\s++$`), are left to the
-// byte-at-a-time scanners. The callers check every piece against `regex` (tests/test_fast_paths.py).
+// runs end inside the 64 bytes are trusted. Letters of two bytes whose class a range test of
+// their two bytes decides (Latin-1's, Cyrillic's first 96 and, where case does not matter,
+// U+0100..U+024F) count as letters, both bytes in the letter's class; the block stops before any
+// other byte >= 0x80 (a letter, digit, space or mark of another script could change the piece)
+// and before an apostrophe that could begin a contraction; those pieces, and the end of the text
+// (`\s++$`), are left to the byte-at-a-time scanners. The callers check every piece against
+// `regex` (tests/test_fast_paths.py).
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -38,8 +41,60 @@ namespace block_scan {
 #ifdef __SSE2__
 struct Classes {
   uint64_t upper, lower, digit, space, newline, high, apostrophe, contraction_letter, slash, blank;
+  uint64_t foreign;  // the bytes >= 0x80 that are not part of a known two-byte letter
 };
 
+inline uint64_t mask_of(__m128i x) { return uint64_t(unsigned(_mm_movemask_epi8(x))); }
+
+// Adds the two-byte letters at p[0..64) to c's letter classes (small ones to `lower` where case
+// does not matter) and sets c.foreign to the other bytes >= 0x80. A letter is a lead byte followed
+// by a continuation byte (0x80..0xBF) in the ranges below; a lead byte at p[63] is foreign (its
+// second byte is outside the block).
+//  - C3 xx: U+00C0..U+00FF, capitals below C3 9F and small letters from it, except C3 97 (×) and
+//    C3 B7 (÷), which are symbols;
+//  - D0 xx: U+0400..U+043F, capitals below D0 B0; D1 80..9F: U+0440..U+045F, small letters
+//    (D1 A0..BF alternate between the cases and are left to the scanners);
+//  - where case does not matter, C4..C9 xx and all of D1 xx: U+0100..U+024F and U+0440..U+047F,
+//    all letters.
+template <bool CaseMatters>
+inline void add_two_byte_letters(const uint8_t* p, Classes& c) {
+  uint64_t cont = 0, c3 = 0, d0 = 0, d1 = 0, c4_to_c9 = 0, symbol = 0, below_9f = 0, below_a0 = 0, below_b0 = 0;
+  for (int part = 0; part < 4; ++part) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * part));
+    // Bytes in [0x80, b) for b >= 0x80: signed, those bytes are the only ones below b.
+    auto below = [&](uint8_t b) { return mask_of(_mm_cmplt_epi8(v, _mm_set1_epi8(char(b)))); };
+    auto equal = [&](uint8_t b) { return mask_of(_mm_cmpeq_epi8(v, _mm_set1_epi8(char(b)))); };
+    unsigned shift = 16 * part;
+    cont |= below(0xC0) << shift;
+    c3 |= equal(0xC3) << shift;
+    d0 |= equal(0xD0) << shift;
+    d1 |= equal(0xD1) << shift;
+    c4_to_c9 |= (below(0xCA) & ~below(0xC4)) << shift;
+    symbol |= (equal(0x97) | equal(0xB7)) << shift;
+    below_9f |= below(0x9F) << shift;
+    below_a0 |= below(0xA0) << shift;
+    below_b0 |= below(0xB0) << shift;
+  }
+  uint64_t latin1 = cont & ~symbol;  // the second bytes of C3's letters
+  uint64_t known;
+  if (CaseMatters) {
+    uint64_t upper = (c3 & ((latin1 & below_9f) >> 1)) | (d0 & (below_b0 >> 1));
+    uint64_t lower = (c3 & ((latin1 & ~below_9f) >> 1)) | (d0 & ((cont & ~below_b0) >> 1)) | (d1 & (below_a0 >> 1));
+    upper |= upper << 1;
+    lower |= lower << 1;
+    c.upper |= upper;
+    c.lower |= lower;
+    known = upper | lower;
+  } else {
+    uint64_t letter = (c3 & (latin1 >> 1)) | ((c4_to_c9 | d0 | d1) & (cont >> 1));
+    letter |= letter << 1;
+    c.lower |= letter;
+    known = letter;
+  }
+  c.foreign = c.high & ~known;
+}
+
+template <bool CaseMatters>
 inline Classes classify(const uint8_t* p) {
   Classes c{};
   for (int part = 0; part < 4; ++part) {
@@ -65,11 +120,9 @@ inline Classes classify(const uint8_t* p) {
     c.contraction_letter |= (equal(folded, 's') | equal(folded, 'd') | equal(folded, 'm') | equal(folded, 't') |
                              equal(folded, 'l') | equal(folded, 'v') | equal(folded, 'r')) << shift;
   }
+  c.foreign = c.high;
+  if (c.high) add_two_byte_letters<CaseMatters>(p, c);
   return c;
-}
-
-inline bool ascii16(const uint8_t* p) {
-  return _mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))) == 0;
 }
 
 // Fills each run of `m` from the set bits of `seeds` to the run's end (any number of seeds).
@@ -85,11 +138,26 @@ inline uint64_t fill_right(uint64_t seeds, uint64_t m) {
 // The bits below `end` (all 64 when end is 64).
 inline uint64_t bits_below(unsigned end) { return end == 64 ? ~uint64_t(0) : (uint64_t(1) << end) - 1; }
 
-// Where a block stops: before a non-ASCII byte and before an apostrophe that may start a
-// contraction (64: it does not).
+// Where a block stops: before a foreign byte and before an apostrophe that may start a
+// contraction (64: it does not). A non-ASCII byte after an apostrophe stops it too: U+017F (ſ)
+// folds to 's', so `'ſ` is a contraction of the patterns that ignore case.
 inline unsigned block_end(const Classes& c) {
-  uint64_t stop = c.high | (c.apostrophe & (c.contraction_letter >> 1));
+  uint64_t stop = c.foreign | (c.apostrophe & ((c.contraction_letter | c.high) >> 1));
   return stop ? unsigned(__builtin_ctzll(stop)) : 64;
+}
+
+// What a block found: the piece starts at p[0..64) (bit 0: p, itself a piece start), how many
+// leading positions have certain start bits (the pieces between two trusted starts can be
+// emitted), and whether the block stopped within its first 16 bytes before a foreign byte (text
+// of another script, mostly: the callers then scan the next 64 bytes the slow way).
+struct BlockStarts {
+  uint64_t starts;
+  unsigned trusted;
+  bool foreign_soon;
+};
+
+inline BlockStarts block_result(uint64_t starts, unsigned trusted, unsigned end, const Classes& c) {
+  return {starts, trusted, end < 16 && ((c.foreign >> end) & 1)};
 }
 
 // How many leading positions have certain start bits, for a block that stops at `end`: those
@@ -102,12 +170,11 @@ inline unsigned trusted_positions(unsigned end, uint64_t ws, uint64_t ws_starts)
   return limit;
 }
 
-// The piece starts at p[0..64) (bit 0: p, itself a piece start), and in *trusted the number of
-// leading positions whose start bits are certain (the pieces between two trusted starts can be
-// emitted). 64 bytes must be readable at p.
+// The pieces of the cl100k (O200k false) or o200k pattern at p[0..64). 64 bytes must be readable
+// at p.
 template <bool O200k>
-inline uint64_t piece_starts(const uint8_t* p, unsigned* trusted) {
-  Classes c = classify(p);
+inline BlockStarts piece_starts(const uint8_t* p) {
+  Classes c = classify<O200k>(p);
   unsigned end = block_end(c);
   uint64_t valid = bits_below(end);
   uint64_t letter = (c.upper | c.lower) & valid, digit = c.digit & valid, white = c.space & valid;
@@ -157,8 +224,7 @@ inline uint64_t piece_starts(const uint8_t* p, unsigned* trusted) {
     if (after >= 64 || !((newline >> after) & 1)) starts |= uint64_t(1) << k;
   }
   starts |= 1;
-  *trusted = trusted_positions(end, ws, ws_starts);
-  return starts;
+  return block_result(starts, trusted_positions(end, ws, ws_starts), end, c);
 }
 
 // GPT-2's pattern (r50k, p50k and the many byte-level BPE models that kept it):
@@ -166,8 +232,8 @@ inline uint64_t piece_starts(const uint8_t* p, unsigned* trusted) {
 // Over ASCII without a contraction: a run of letters, of digits or of O starts a piece, or the
 // space before it does (its only prefix); a run of whitespace starts a piece, and so does its
 // last byte (`\s+(?!\S)` leaves it to the next piece, which it joins if it is a space).
-inline uint64_t gpt2_piece_starts(const uint8_t* p, unsigned* trusted) {
-  Classes c = classify(p);
+inline BlockStarts gpt2_piece_starts(const uint8_t* p) {
+  Classes c = classify<false>(p);
   unsigned end = block_end(c);
   uint64_t valid = bits_below(end);
   uint64_t letter = (c.upper | c.lower) & valid, digit = c.digit & valid, white = c.space & valid;
@@ -176,16 +242,20 @@ inline uint64_t gpt2_piece_starts(const uint8_t* p, unsigned* trusted) {
   uint64_t run_starts = (letter & ~(letter << 1)) | (digit & ~(digit << 1)) | (other & ~(other << 1));
   uint64_t ws_starts = white & ~(white << 1);
   uint64_t starts = (run_starts & ~(blank << 1)) | ws_starts | (white & ~(white >> 1)) | 1;
-  *trusted = trusted_positions(end, white, ws_starts);
-  return starts;
+  return block_result(starts, trusted_positions(end, white, ws_starts), end, c);
 }
-inline uint64_t cl100k_piece_starts(const uint8_t* p, unsigned* trusted) { return piece_starts<false>(p, trusted); }
-inline uint64_t o200k_piece_starts(const uint8_t* p, unsigned* trusted) { return piece_starts<true>(p, trusted); }
+inline BlockStarts cl100k_piece_starts(const uint8_t* p) { return piece_starts<false>(p); }
+inline BlockStarts o200k_piece_starts(const uint8_t* p) { return piece_starts<true>(p); }
 #else
 // Without SSE2 the block path is not built; these only name the template arguments.
-inline uint64_t gpt2_piece_starts(const uint8_t*, unsigned* trusted) { return *trusted = 0, 1; }
-inline uint64_t cl100k_piece_starts(const uint8_t*, unsigned* trusted) { return *trusted = 0, 1; }
-inline uint64_t o200k_piece_starts(const uint8_t*, unsigned* trusted) { return *trusted = 0, 1; }
+struct BlockStarts {
+  uint64_t starts;
+  unsigned trusted;
+  bool foreign_soon;
+};
+inline BlockStarts gpt2_piece_starts(const uint8_t*) { return {1, 0, false}; }
+inline BlockStarts cl100k_piece_starts(const uint8_t*) { return {1, 0, false}; }
+inline BlockStarts o200k_piece_starts(const uint8_t*) { return {1, 0, false}; }
 #endif
 
 }  // namespace block_scan

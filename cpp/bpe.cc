@@ -237,7 +237,7 @@ BytePairModel::Cache* BytePairModel::cache() const {
   if (c->hot_model != serial_ && c->tiers) {  // (never for the shared empty cache)  // a new epoch: the hot entries of the previous model go stale
     c->hot_model = serial_;
     if (++c->hot_epoch == 0) {  // wrapped after 2^16 switches: clear, so no old epoch can match
-      for (HotEntry& e : c->hot) e.epoch = 0;
+      for (HotEntry& e : c->hot) e.tag = 0;
       c->hot_epoch = 1;
     }
   }
@@ -249,12 +249,10 @@ void remember_hot(BytePairModel::HotEntry& e, uint16_t epoch, const ShortKey& k,
   if (count > 3) return;
   e.lo = k.lo;
   e.hi = k.hi;
-  e.len = uint8_t(k.len);
-  e.count = uint8_t(count);
+  e.tag = BytePairModel::hot_tag(epoch, k.len) | uint32_t(count) << 24;
   e.ids[0] = ids[0];
   e.ids[1] = count >= 2 ? ids[1] : 0;
   e.ids[2] = count == 3 ? ids[2] : 0;
-  e.epoch = epoch;
 }
 }  // namespace
 
@@ -322,12 +320,13 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
   return m;
 }
 
-// A piece of up to 16 bytes that missed the hot tier: a token, or in the big tier, or merged.
+// A piece of up to 16 bytes that missed the hot tier: a single byte, a token, or in the big tier,
+// or merged.
 void BytePairModel::encode_short(const uint8_t* p, const ShortKey& k, uint64_t h, Cache* cache,
                                  std::vector<uint32_t>& out) const {
   HotEntry& hot = cache->hot[hot_index(h)];
-  uint32_t id;
-  if (whole_piece_lookup_ && short_tokens_.find(k, h, &id)) {
+  uint32_t id = byte_id_[p[0]];
+  if (k.len == 1 || (whole_piece_lookup_ && short_tokens_.find(k, h, &id))) {
     out.push_back(id);
     if (cache->tiers) remember_hot(hot, cache->hot_epoch, k, &id, 1);
     return;

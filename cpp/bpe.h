@@ -42,10 +42,10 @@ class BytePairModel {
   // and binds its hot tier to this model: call it once per text, not per piece.
   struct HotEntry {
     uint64_t lo, hi;  // the key, as a ShortKey
-    uint16_t epoch;   // 0: empty
-    uint8_t len, count;
+    uint32_t tag;     // hot_tag(epoch, key length) | count << 24; epoch 0: empty
     uint32_t ids[3];
   };
+  static uint32_t hot_tag(uint16_t epoch, size_t len) { return epoch | uint32_t(len) << 16; }
   static constexpr size_t kHotEntries = 32768;
   struct CacheLine;
   struct LongLine;
@@ -74,7 +74,7 @@ class BytePairModel {
   void prepare_piece(const uint8_t* p, size_t n, const uint8_t* end, const Cache* cache, PendingPiece& q) const {
     q.p = p;
     q.n = n;
-    if (n >= 2 && n <= ShortKey::kMaxLen) {
+    if (n - 1 < ShortKey::kMaxLen) {  // 1 to 16 bytes (single bytes too: one path, no branch on n)
       q.k = short_key(p, n, end);
       q.h = hash_short(q.k);
       __builtin_prefetch(&cache->hot[hot_index(q.h)]);
@@ -82,24 +82,21 @@ class BytePairModel {
   }
   void finish_piece(const PendingPiece& q, Cache* cache, std::vector<uint32_t>& out) const {
     size_t n = q.n;
-    if (n == 1) {
-      out.push_back(byte_id_[q.p[0]]);
-      return;
-    }
-    if (n == 0) return;
-    if (n <= ShortKey::kMaxLen) {
+    if (n - 1 < ShortKey::kMaxLen) {
       const HotEntry& e = cache->hot[hot_index(q.h)];
-      if (e.epoch == cache->hot_epoch && e.lo == q.k.lo && e.hi == q.k.hi && e.len == n) {
+      // (one test of the key, the epoch and the length together: one branch, rarely mispredicted)
+      if (((e.lo ^ q.k.lo) | (e.hi ^ q.k.hi) | ((e.tag ^ hot_tag(cache->hot_epoch, n)) & 0xFFFFFF)) == 0) {
+        uint32_t count = e.tag >> 24;
         out.push_back(e.ids[0]);
-        if (e.count >= 2) {
+        if (count >= 2) {
           out.push_back(e.ids[1]);
-          if (e.count == 3) out.push_back(e.ids[2]);
+          if (count == 3) out.push_back(e.ids[2]);
         }
         return;
       }
       return encode_short(q.p, q.k, q.h, cache, out);
     }
-    encode_long(q.p, n, cache, out);
+    if (n > 0) encode_long(q.p, n, cache, out);
   }
   void encode_piece(const uint8_t* p, size_t n, const uint8_t* end, Cache* cache, std::vector<uint32_t>& out) const {
     PendingPiece q;

@@ -68,17 +68,23 @@ struct ShortKey {
   uint32_t len;
 };
 
+// The masks that keep the first n bytes of two little-endian words, n = 0..16 (a table: no branch
+// on n, which varies from piece to piece and is mispredicted).
+struct KeyMask {
+  uint64_t lo, hi;
+};
+constexpr uint64_t low_bytes_mask(size_t n) { return n >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * n)) - 1; }
+constexpr KeyMask key_mask(size_t n) { return {low_bytes_mask(n), low_bytes_mask(n > 8 ? n - 8 : 0)}; }
+inline constexpr KeyMask kKeyMasks[17] = {key_mask(0),  key_mask(1),  key_mask(2),  key_mask(3),  key_mask(4),
+                                          key_mask(5),  key_mask(6),  key_mask(7),  key_mask(8),  key_mask(9),
+                                          key_mask(10), key_mask(11), key_mask(12), key_mask(13), key_mask(14),
+                                          key_mask(15), key_mask(16)};
+
 // The key of p[0..n), 1 <= n <= 16, reading 16 bytes from p: the caller guarantees they are
 // readable (a padded buffer, or a position at least 16 bytes before the end of the text).
 inline ShortKey short_key_unchecked(const uint8_t* p, size_t n) {
-  uint64_t lo = hash_read64(p), hi = hash_read64(p + 8);
-  if (n <= 8) {
-    if (n < 8) lo &= (uint64_t(1) << (8 * n)) - 1;
-    hi = 0;
-  } else if (n < 16) {
-    hi &= ~uint64_t(0) >> (8 * (16 - n));
-  }
-  return {lo, hi, uint32_t(n)};
+  const KeyMask& m = kKeyMasks[n];
+  return {hash_read64(p) & m.lo, hash_read64(p + 8) & m.hi, uint32_t(n)};
 }
 
 // The same for p[0..n) inside a buffer that ends at `end`, near which 16 bytes may not be readable.

@@ -156,43 +156,54 @@ inline size_t o200k_piece(const uint8_t* s, size_t n, size_t i) {
 
 inline size_t no_fast_path(const uint8_t*, size_t, size_t) { return 0; }
 
+// The piece at i the byte-at-a-time way: where it ends, by the ASCII path, else the scanner.
+template <size_t (*Fast)(const uint8_t*, size_t, size_t)>
+inline size_t slow_piece_end(PieceScanner scan, const uint8_t* s, size_t n, size_t i) {
+  size_t e = Fast(s, n, i);
+  return e ? e : scan(s, n, i);
+}
+
+// The pieces ending in the 64 bytes from s + i (64 must be readable), as a mask: bit k set when a
+// piece ends at s + i + k; the pieces run from i to the first set bit, from there to the next, and
+// so on. 0 when none is certain: the piece at i goes the slow way. Moves *slow_until (the bytes
+// before it go the slow way) past a block that stopped early.
+template <block_scan::BlockStarts (*Starts)(const uint8_t*)>
+inline uint64_t block_piece_ends(const uint8_t* s, size_t i, size_t* slow_until) {
+#ifdef __SSE2__
+  block_scan::BlockStarts b = Starts(s + i);
+  uint64_t inner = b.starts & ~uint64_t(1) & ((uint64_t(1) << b.trusted) - 1);  // (trusted < 64)
+  // A block that stops within its first 16 bytes at a foreign byte (other scripts, mostly) is
+  // not worth its cost: the next 64 bytes go the slow way. (At a contraction: the next piece.)
+  if (b.trusted < 16) *slow_until = b.foreign_soon ? i + 64 : i + 1;
+  if (!inner) *slow_until = std::max(*slow_until, i + 1);  // no piece ends at a trusted start
+  return inner;
+#else
+  *slow_until = i + 1;
+  return 0;
+#endif
+}
+
 // The loop over pieces for the named patterns: 64 bytes at a time as masks (block_scan.h) while
 // 64 bytes remain, the pieces it leaves (and the last bytes) by the ASCII path, then the scanner.
-template <uint64_t (*Starts)(const uint8_t*, unsigned*), size_t (*Fast)(const uint8_t*, size_t, size_t), class F>
+// (Encoder::encode_ordinary runs the same loop with its own work per block.)
+template <block_scan::BlockStarts (*Starts)(const uint8_t*), size_t (*Fast)(const uint8_t*, size_t, size_t), class F>
 void for_each_piece_fast(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
-  size_t i = 0;
-  auto one_piece = [&] {  // the piece at i the byte-at-a-time way: the ASCII path, else the scanner
-    size_t e = Fast(s, n, i);
-    if (!e) e = scan(s, n, i);
-    f(i, e);
-    i = e;
-  };
-#ifdef __SSE2__
-  size_t slow_until = 0;  // after a block that stopped early, the bytes before here go the slow way
+  size_t i = 0, slow_until = 0;
   while (i + 64 <= n) {
-    if (i < slow_until) {
-      one_piece();
+    uint64_t ends = i < slow_until ? 0 : block_piece_ends<Starts>(s, i, &slow_until);
+    if (!ends) {
+      size_t e = slow_piece_end<Fast>(scan, s, n, i);
+      f(i, e);
+      i = e;
       continue;
     }
-    unsigned trusted;
-    uint64_t starts = Starts(s + i, &trusted);
-    uint64_t inner = starts & ~uint64_t(1) & ((uint64_t(1) << trusted) - 1);  // (trusted < 64)
-    // A block that stops within its first 16 bytes at a non-ASCII byte (other scripts, mostly) is
-    // not worth its cost: the next 64 bytes go the slow way. (At a contraction: the next piece.)
-    if (trusted < 16) slow_until = block_scan::ascii16(s + i) ? i + 1 : i + 64;
-    if (!inner) {  // no piece ends at a trusted start: this one goes the slow way
-      slow_until = std::max(slow_until, i + 1);
-      continue;
-    }
-    size_t begin = i;
-    for (; inner; inner &= inner - 1) {
-      size_t e = begin + size_t(__builtin_ctzll(inner));
+    for (size_t begin = i; ends; ends &= ends - 1) {
+      size_t e = begin + size_t(__builtin_ctzll(ends));
       f(i, e);
       i = e;
     }
   }
-#endif
-  while (i < n) one_piece();
+  for (size_t e; i < n; i = e) f(i, e = slow_piece_end<Fast>(scan, s, n, i));
 }
 
 // Calls f(begin, end) for every piece of s[0..n), in order.

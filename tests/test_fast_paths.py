@@ -153,6 +153,36 @@ def test_block_scan_ids_equal_tiktoken(text, name):
     assert tokenforge.get_encoding(name).encode_ordinary(text) == tiktoken.get_encoding(name).encode_ordinary(text)
 
 
+# Two-byte letters whose class a range test of their bytes decides (Latin-1, Cyrillic U+0400..045F,
+# and where case does not matter U+0100..024F and U+0460..047F) stay in the block path; every
+# other byte >= 0x80 stops it. Their neighbours: the symbols among them (× ÷), the cases o200k
+# tells apart (and the alternating U+0460.. it leaves to the scanners), Latin Extended letters
+# (cl100k: letters; o200k: left to the scanners), a modifier letter, a combining mark, a no-break
+# space, two-byte digits, and `'ſ` (a contraction when case is ignored: ſ folds to s).
+_TWO_BYTE_FRAGMENTS = ["Д", "ж", "Привет", "мир", "ЁЖИК", "ёлка", "Ѣѣ", "ѢѣѤ", "Ѡ", "×", "÷", "2×3", "a÷b",
+                       "Ä", "ß", "ÿ", "Ö", "ÀÖØÞßàöøÿ", "ÉcOLE", "éTÉ", "āŁłǅ", "ǄǅǆDž", "Ɏɏ", "ʰ", "ʼ",
+                       "e\u0301", "\u0301", "\u00a0", "٣٤", "'ſ", "'ſt", "'Ж", "'é", "яЯ", "Яя", "ЯЯя",
+                       "ИмяФайла", "x", "Word", " ", "  ", "\n", "\r\n", ".", ",", "'", "'s", "1", "22",
+                       "333", "/", "-", "(", ")", "\t", "中", "😀", "—", "«", "»", "№"]
+
+
+def _two_byte_text():
+    return st.lists(st.sampled_from(_TWO_BYTE_FRAGMENTS), min_size=20, max_size=160).map("".join)
+
+
+@settings(max_examples=800, deadline=None)
+@given(text=_two_byte_text(), name=st.sampled_from(["gpt2", "cl100k", "o200k"]))
+def test_block_scan_two_byte_letters_equal_regex(text, name):
+    pattern = patterns.NAMED[name]
+    assert _core.Pattern(pattern).spans(text) == [m.span() for m in regex.finditer(pattern, text)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_two_byte_text(), name=st.sampled_from(["r50k_base", "cl100k_base", "o200k_base"]))
+def test_block_scan_two_byte_letters_ids_equal_tiktoken(text, name):
+    assert tokenforge.get_encoding(name).encode_ordinary(text) == tiktoken.get_encoding(name).encode_ordinary(text)
+
+
 def test_block_scan_on_real_text(corpus_texts):
     for name in ("gpt2", "cl100k", "o200k"):
         splitter = _core.Pattern(patterns.NAMED[name])

@@ -377,7 +377,7 @@ struct PyPattern {
   // grows linearly with the text.
   uint64_t work(nb::handle text) const {
     std::string_view v = utf8_of(text);
-    uint64_t& counter = SplitRegex::work_counter();
+    std::atomic<uint64_t>& counter = SplitRegex::work_counter();
     counter = 0;
     byte_spans(v);
     return counter;

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "per_thread.h"
 #include "unicode.h"
 
 namespace tokenforge {
@@ -815,8 +816,8 @@ std::shared_ptr<const SplitRegex> named_split_regex(SplitPattern pattern) {
   return compiled[int(pattern)];
 }
 
-uint64_t& SplitRegex::work_counter() {
-  thread_local uint64_t work = 0;
+std::atomic<uint64_t>& SplitRegex::work_counter() {
+  static std::atomic<uint64_t> work{0};
   return work;
 }
 
@@ -831,8 +832,8 @@ struct VmScratch {
   uint64_t generation = 0;
 };
 VmScratch& scratch() {
-  thread_local VmScratch s;
-  return s;
+  static PerThread<VmScratch> per_thread;  // (per_thread.h: not a thread_local)
+  return per_thread.get();
 }
 }  // namespace
 
@@ -1012,11 +1013,15 @@ struct DfaSlot {
 }  // namespace
 
 SplitRegex::Dfa& SplitRegex::dfa_for(const SplitRegex& re) {
-  thread_local DfaSlot slots[8];
-  thread_local unsigned next_victim = 0;
-  for (DfaSlot& s : slots)
+  struct Slots {
+    DfaSlot slots[8];
+    unsigned next_victim = 0;
+  };
+  static PerThread<Slots> per_thread;
+  Slots& t = per_thread.get();
+  for (DfaSlot& s : t.slots)
     if (s.serial == re.serial_ && s.dfa) return *s.dfa;
-  DfaSlot& s = slots[next_victim++ % 8];
+  DfaSlot& s = t.slots[t.next_victim++ % 8];
   if (!s.dfa) s.dfa = std::make_unique<Dfa>();
   s.dfa->reset(re);
   s.serial = re.serial_;

@@ -20,6 +20,7 @@
 // in the text, the rest of the text is matched by a backward dynamic program that computes, for
 // every position at once, where the highest-priority match starting there ends (O(text x program)).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -94,7 +95,7 @@ class SplitRegex {
   void set_force_backward(bool on) { force_backward_ = on; }
   void set_use_dfa(bool on) { use_dfa_ = on; }
   // Work units (thread steps and program steps) spent by the calling thread's last searches.
-  static uint64_t& work_counter();
+  static std::atomic<uint64_t>& work_counter();
 
  private:
   struct Inst {

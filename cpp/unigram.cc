@@ -10,6 +10,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "per_thread.h"
+
 namespace tokenforge {
 namespace spm {
 
@@ -437,8 +439,12 @@ bool PieceMap::build(const std::vector<Piece>& pieces, const std::vector<uint32_
 
 
 void Model::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
-  thread_local std::string normalized;
-  thread_local std::vector<Span> spans;
+  struct Buffers {
+    std::string normalized;
+    std::vector<Span> spans;
+  };
+  static PerThread<Buffers> per_thread;  // (per_thread.h: not thread_locals)
+  auto& [normalized, spans] = per_thread.get();
   normalizer_.normalize(s, n, normalized);
   spans.clear();
   segment(reinterpret_cast<const uint8_t*>(normalized.data()), normalized.size(), spans);
@@ -482,7 +488,8 @@ void Model::viterbi(const uint8_t* s, size_t n, std::vector<Span>& out) const {
     int32_t start;
     int32_t id;
   };
-  thread_local std::vector<Node> best;
+  static PerThread<std::vector<Node>> per_thread;
+  std::vector<Node>& best = per_thread.get();
   best.assign(n + 1, Node{0.0f, -1, -1});
   const float unk_score = min_score_ - kUnkPenalty;
   size_t max_end = 0;
@@ -529,12 +536,16 @@ void Model::bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const {
     uint64_t owner = 0;
     std::unordered_map<std::string, std::vector<Span>> words;
   };
-  thread_local Cache cache;
+  struct Buffers {
+    Cache cache;
+    std::vector<Span> tmp;
+  };
+  static PerThread<Buffers> per_thread;
+  auto& [cache, tmp] = per_thread.get();
   if (cache.owner != serial_ || cache.words.size() > (1u << 16)) {
     cache.words.clear();
     cache.owner = serial_;
   }
-  thread_local std::vector<Span> tmp;
   size_t start = 0;
   while (start < n) {
     size_t end = start + 1;
@@ -568,8 +579,12 @@ void Model::bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const {
   auto worse = [](const Pair& a, const Pair& b) {
     return a.score < b.score || (a.score == b.score && a.left > b.left);
   };
-  thread_local std::vector<Symbol> symbols;
-  thread_local std::vector<Pair> agenda;
+  struct Buffers {
+    std::vector<Symbol> symbols;
+    std::vector<Pair> agenda;
+  };
+  static PerThread<Buffers> per_thread;
+  auto& [symbols, agenda] = per_thread.get();
   symbols.clear();
   agenda.clear();
   for (size_t pos = 0; pos < n;) {

@@ -109,7 +109,8 @@ class SplitRegex {
  public:
   struct Dfa;  // the lazy DFA (split_regex.cc), one per pattern and thread
 
- private:
+  // The matches of a pattern that has no scanner, one at a time: while (search.next(&b, &e)) ...
+  // (for_each_match's loop, for a caller that keeps its own state across matches).
   class Search {
    public:
     Search(const SplitRegex& re, const uint8_t* s, size_t n);
@@ -131,6 +132,7 @@ class SplitRegex {
     size_t k_ = 0;
   };
 
+ private:
   friend class RegexParser;
   void build_alphabet();
   static Dfa& dfa_for(const SplitRegex& re);

@@ -106,7 +106,6 @@ inline Classes classify(const uint8_t* p) {
       return uint64_t(unsigned(_mm_movemask_epi8(_mm_cmplt_epi8(shifted, _mm_set1_epi8(char(-128 + count))))));
     };
     auto equal = [&](__m128i x, char b) { return uint64_t(unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(b))))); };
-    __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
     unsigned shift = 16 * part;
     c.high |= uint64_t(unsigned(_mm_movemask_epi8(v))) << shift;
     c.upper |= range(v, 'A', 26) << shift;
@@ -116,9 +115,15 @@ inline Classes classify(const uint8_t* p) {
     c.space |= (range(v, '\t', 5) | equal(v, ' ')) << shift;  // White_Space in ASCII
     c.blank |= equal(v, ' ') << shift;
     c.apostrophe |= equal(v, '\'') << shift;
-    c.slash |= equal(v, '/') << shift;
-    c.contraction_letter |= (equal(folded, 's') | equal(folded, 'd') | equal(folded, 'm') | equal(folded, 't') |
-                             equal(folded, 'l') | equal(folded, 'v') | equal(folded, 'r')) << shift;
+    if (CaseMatters) c.slash |= equal(v, '/') << shift;  // (only o200k's rules read it)
+  }
+  if (c.apostrophe) {  // (most blocks have none)
+    for (int part = 0; part < 4; ++part) {
+      __m128i folded = _mm_or_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * part)), _mm_set1_epi8(0x20));
+      auto equal = [&](char b) { return mask_of(_mm_cmpeq_epi8(folded, _mm_set1_epi8(b))); };
+      c.contraction_letter |= (equal('s') | equal('d') | equal('m') | equal('t') | equal('l') | equal('v') | equal('r'))
+                              << (16 * part);
+    }
   }
   c.foreign = c.high;
   if (c.high) add_two_byte_letters<CaseMatters>(p, c);

@@ -6,6 +6,7 @@ Words of every length cross the 16-byte blocks at every alignment, and end at th
 just before a non-ASCII letter or mark (where the fast path must hand over to the full scanner).
 """
 
+import pytest
 import regex
 import tiktoken
 from hypothesis import given, settings
@@ -136,23 +137,6 @@ _BLOCK_FRAGMENTS = ["a", "bc", "Word", "camelCase", "HTTPServer", "ABC", "x", "Z
                     ".\n/!x", "a/\nb", "x\n/\n/y"]
 
 
-def _block_text():
-    return st.lists(st.sampled_from(_BLOCK_FRAGMENTS), min_size=20, max_size=160).map("".join)
-
-
-@settings(max_examples=600, deadline=None)
-@given(text=_block_text(), name=st.sampled_from(["gpt2", "cl100k", "o200k"]))
-def test_block_scan_equals_regex(text, name):
-    pattern = patterns.NAMED[name]
-    assert _core.Pattern(pattern).spans(text) == [m.span() for m in regex.finditer(pattern, text)]
-
-
-@settings(max_examples=150, deadline=None)
-@given(text=_block_text(), name=st.sampled_from(["r50k_base", "cl100k_base", "o200k_base"]))
-def test_block_scan_ids_equal_tiktoken(text, name):
-    assert tokenforge.get_encoding(name).encode_ordinary(text) == tiktoken.get_encoding(name).encode_ordinary(text)
-
-
 # Two-byte letters whose class a range test of their bytes decides (Latin-1, Cyrillic U+0400..045F,
 # and where case does not matter U+0100..024F and U+0460..047F) stay in the block path; every
 # other byte >= 0x80 stops it. Their neighbours: the symbols among them (× ÷), the cases o200k
@@ -166,20 +150,27 @@ _TWO_BYTE_FRAGMENTS = ["Д", "ж", "Привет", "мир", "ЁЖИК", "ёлк
                        "333", "/", "-", "(", ")", "\t", "中", "😀", "—", "«", "»", "№"]
 
 
-def _two_byte_text():
-    return st.lists(st.sampled_from(_TWO_BYTE_FRAGMENTS), min_size=20, max_size=160).map("".join)
+_FRAGMENT_SETS = {"ascii": _BLOCK_FRAGMENTS, "two-byte": _TWO_BYTE_FRAGMENTS}
 
 
-@settings(max_examples=800, deadline=None)
-@given(text=_two_byte_text(), name=st.sampled_from(["gpt2", "cl100k", "o200k"]))
-def test_block_scan_two_byte_letters_equal_regex(text, name):
+def _fragment_text(kind):
+    return st.lists(st.sampled_from(_FRAGMENT_SETS[kind]), min_size=20, max_size=160).map("".join)
+
+
+@pytest.mark.parametrize("kind", _FRAGMENT_SETS)
+@settings(max_examples=700, deadline=None)
+@given(data=st.data(), name=st.sampled_from(["gpt2", "cl100k", "o200k"]))
+def test_block_scan_equals_regex(kind, data, name):
+    text = data.draw(_fragment_text(kind))
     pattern = patterns.NAMED[name]
     assert _core.Pattern(pattern).spans(text) == [m.span() for m in regex.finditer(pattern, text)]
 
 
-@settings(max_examples=200, deadline=None)
-@given(text=_two_byte_text(), name=st.sampled_from(["r50k_base", "cl100k_base", "o200k_base"]))
-def test_block_scan_two_byte_letters_ids_equal_tiktoken(text, name):
+@pytest.mark.parametrize("kind", _FRAGMENT_SETS)
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), name=st.sampled_from(["r50k_base", "cl100k_base", "o200k_base"]))
+def test_block_scan_ids_equal_tiktoken(kind, data, name):
+    text = data.draw(_fragment_text(kind))
     assert tokenforge.get_encoding(name).encode_ordinary(text) == tiktoken.get_encoding(name).encode_ordinary(text)
 
 

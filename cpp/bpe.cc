@@ -415,6 +415,55 @@ void BytePairModel::merge_short(const uint8_t* p, size_t n, std::vector<uint32_t
   for (size_t i = 0; i < n; ++i) out.push_back(parts[i].id);
 }
 
+namespace {
+// A min-heap of 64-bit keys with four children per node over caller-given storage: half the
+// levels of a binary heap, and a node's children are neighbours in memory, so a sift down reads
+// one or two cache lines per level. (merge_long's heap outgrows the caches on long pieces: a
+// megabyte of one letter makes two million keys.)
+class QuadHeap {
+ public:
+  explicit QuadHeap(uint64_t* keys) : keys_(keys) {}
+  bool empty() const { return size_ == 0; }
+  // Orders the first n keys of the storage into a heap.
+  void make(size_t n) {
+    size_ = n;
+    for (size_t i = n < 2 ? 0 : (n - 2) / 4 + 1; i-- > 0;) sift_down(i, keys_[i]);
+  }
+  void push(uint64_t key) {
+    size_t i = size_++;
+    while (i > 0 && keys_[(i - 1) / 4] > key) {
+      keys_[i] = keys_[(i - 1) / 4];
+      i = (i - 1) / 4;
+    }
+    keys_[i] = key;
+  }
+  uint64_t pop() {
+    uint64_t top = keys_[0];
+    uint64_t last = keys_[--size_];
+    if (size_ > 0) sift_down(0, last);
+    return top;
+  }
+
+ private:
+  // Puts `key` at node i or below, moving smaller children up.
+  void sift_down(size_t i, uint64_t key) {
+    for (;;) {
+      size_t first = 4 * i + 1;
+      if (first >= size_) break;
+      size_t best = first, end = std::min(first + 4, size_);
+      for (size_t c = first + 1; c < end; ++c)
+        if (keys_[c] < keys_[best]) best = c;
+      if (keys_[best] >= key) break;
+      keys_[i] = keys_[best];
+      i = best;
+    }
+    keys_[i] = key;
+  }
+  uint64_t* keys_;
+  size_t size_ = 0;
+};
+}  // namespace
+
 // The same merges with a doubly linked list and a min-heap of (rank, position) packed into one
 // 64-bit key, so the leftmost of equal ranks pops first, exactly as the scan above picks it. An
 // entry is not updated when its pair changes; when popped it is checked instead: the left part must
@@ -444,22 +493,17 @@ void BytePairModel::merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>
   // The heap never holds more than 2n entries: at most n - 1 at the start, and each of the at
   // most n - 1 merges pops one and pushes at most two (stale entries stay until popped).
   ScratchArray<uint64_t, 2 * kInline> heap_entries(2 * n);
-  uint64_t* heap = heap_entries.data();
-  size_t heap_size = 0;
+  QuadHeap heap(heap_entries.data());
+  size_t initial = 0;
   PairMap::Merge m;
   for (size_t i = 0; i + 1 < n; ++i)
-    if (merge_of(uint32_t(i), &m)) heap[heap_size++] = key(m.rank, uint32_t(i));
-  auto later = std::greater<uint64_t>();
-  std::make_heap(heap, heap + heap_size, later);
+    if (merge_of(uint32_t(i), &m)) heap_entries[initial++] = key(m.rank, uint32_t(i));
+  heap.make(initial);
   auto push = [&](uint32_t left) {
-    if (merge_of(left, &m)) {
-      heap[heap_size++] = key(m.rank, left);
-      std::push_heap(heap, heap + heap_size, later);
-    }
+    if (merge_of(left, &m)) heap.push(key(m.rank, left));
   };
-  while (heap_size > 0) {
-    std::pop_heap(heap, heap + heap_size, later);
-    uint64_t top = heap[--heap_size];
+  while (!heap.empty()) {
+    uint64_t top = heap.pop();
     uint32_t rank = uint32_t(top >> 32), pos = uint32_t(top);
     Node& left = nodes[pos];
     if (left.id == kNone || !merge_of(pos, &m) || m.rank != rank) continue;  // gone or stale

@@ -178,6 +178,7 @@ inline uint64_t block_piece_ends(const uint8_t* s, size_t i, size_t* slow_until)
   if (!inner) *slow_until = std::max(*slow_until, i + 1);  // no piece ends at a trusted start
   return inner;
 #else
+  (void)s;
   *slow_until = i + 1;
   return 0;
 #endif

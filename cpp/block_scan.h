@@ -38,6 +38,16 @@
 namespace tokenforge {
 namespace block_scan {
 
+// What a block found: the piece starts at p[0..64) (bit 0: p, itself a piece start), how many
+// leading positions have certain start bits (the pieces between two trusted starts can be
+// emitted), and whether the block stopped within its first 16 bytes before a foreign byte (text
+// of another script, mostly: the callers then scan the next 64 bytes the slow way).
+struct BlockStarts {
+  uint64_t starts;
+  unsigned trusted;
+  bool foreign_soon;
+};
+
 #ifdef __SSE2__
 struct Classes {
   uint64_t upper, lower, digit, space, newline, high, apostrophe, contraction_letter, slash, blank;
@@ -103,11 +113,11 @@ inline Classes classify(const uint8_t* p) {
     // compare tests it (bytes >= 0x80 land on -128 + (0x80 - lo) .. and never in it for lo >= 9).
     auto range = [&](__m128i x, uint8_t lo, uint8_t count) {
       __m128i shifted = _mm_add_epi8(x, _mm_set1_epi8(char(0x80 - lo)));
-      return uint64_t(unsigned(_mm_movemask_epi8(_mm_cmplt_epi8(shifted, _mm_set1_epi8(char(-128 + count))))));
+      return mask_of(_mm_cmplt_epi8(shifted, _mm_set1_epi8(char(-128 + count))));
     };
-    auto equal = [&](__m128i x, char b) { return uint64_t(unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(b))))); };
+    auto equal = [&](__m128i x, char b) { return mask_of(_mm_cmpeq_epi8(x, _mm_set1_epi8(b))); };
     unsigned shift = 16 * part;
-    c.high |= uint64_t(unsigned(_mm_movemask_epi8(v))) << shift;
+    c.high |= mask_of(v) << shift;
     c.upper |= range(v, 'A', 26) << shift;
     c.lower |= range(v, 'a', 26) << shift;
     c.digit |= range(v, '0', 10) << shift;
@@ -150,16 +160,6 @@ inline unsigned block_end(const Classes& c) {
   uint64_t stop = c.foreign | (c.apostrophe & ((c.contraction_letter | c.high) >> 1));
   return stop ? unsigned(__builtin_ctzll(stop)) : 64;
 }
-
-// What a block found: the piece starts at p[0..64) (bit 0: p, itself a piece start), how many
-// leading positions have certain start bits (the pieces between two trusted starts can be
-// emitted), and whether the block stopped within its first 16 bytes before a foreign byte (text
-// of another script, mostly: the callers then scan the next 64 bytes the slow way).
-struct BlockStarts {
-  uint64_t starts;
-  unsigned trusted;
-  bool foreign_soon;
-};
 
 inline BlockStarts block_result(uint64_t starts, unsigned trusted, unsigned end, const Classes& c) {
   return {starts, trusted, end < 16 && ((c.foreign >> end) & 1)};
@@ -253,11 +253,6 @@ inline BlockStarts cl100k_piece_starts(const uint8_t* p) { return piece_starts<f
 inline BlockStarts o200k_piece_starts(const uint8_t* p) { return piece_starts<true>(p); }
 #else
 // Without SSE2 the block path is not built; these only name the template arguments.
-struct BlockStarts {
-  uint64_t starts;
-  unsigned trusted;
-  bool foreign_soon;
-};
 inline BlockStarts gpt2_piece_starts(const uint8_t*) { return {1, 0, false}; }
 inline BlockStarts cl100k_piece_starts(const uint8_t*) { return {1, 0, false}; }
 inline BlockStarts o200k_piece_starts(const uint8_t*) { return {1, 0, false}; }

@@ -94,7 +94,8 @@ class SplitRegex {
   void disable_scanner() { scanner_ = nullptr; }
   void set_force_backward(bool on) { force_backward_ = on; }
   void set_use_dfa(bool on) { use_dfa_ = on; }
-  // Work units (thread steps and program steps) spent by the calling thread's last searches.
+  // Work units (thread steps and program steps) spent by searches since the counter was last set
+  // (one counter for the process, added to at the end of each search: a test hook).
   static std::atomic<uint64_t>& work_counter();
 
  private:

@@ -29,13 +29,16 @@ constexpr size_t kShortPiece = 40;
 // 3.1% -> 2.3% of the pieces on 12 MB of multilingual text (a table of 4 million entries: 1.6%,
 // the rest is first sightings and the long pieces of the tier below), 0.88% -> 0.84% on English.
 constexpr size_t kCacheKey = 30, kCacheIds = 6, kCacheWays = 4, kCacheLines = 65536;
-// The long tier: the merged pieces the big tier cannot hold (31 to 128 bytes, or more than 6 ids:
-// runs of '-' or spaces in code and plain text, long words of other scripts, runs of CJK letters
-// with up to 92 ids), 4096 entries of 512 bytes (2 MiB per thread) in sets of 2. Without it such
-// pieces were merged again each time: in English text 0.05% of the pieces, but about 5% of the
-// encoding time (perf); in Japanese and Chinese text, pieces of 30-43 characters with 29-92 ids
-// cost 5% of the time when the entries held 28 ids.
-constexpr size_t kLongKey = 128, kLongIds = 92, kLongWays = 2, kLongLines = 4096;
+// The long tier: the merged pieces the big tier cannot hold (31 to 96 bytes, or 7 to 36 ids:
+// runs of '-' or spaces in code and plain text, long words of other scripts, runs of CJK letters),
+// 16384 entries of 256 bytes (4 MiB per thread) in sets of 4. Without it such pieces were merged
+// again each time: in English text 0.05% of the pieces, but about 5% of the encoding time (perf);
+// in Japanese and Chinese text, pieces of 30-43 characters. Session 9: 4096 entries of 512 bytes
+// (128 bytes, 92 ids) in sets of 2 were too few for multilingual text: a 2 MB slice encoded again
+// still merged ~1,400 of its pieces (callgrind: 91M -> 77M instructions per repeated slice; overall
+// MB/s over repeated slices +17%). Pieces of more than 96 bytes or 36 ids are 0.8% of the pieces
+// this tier sees; they are merged each time.
+constexpr size_t kLongKey = 96, kLongIds = 36, kLongWays = 4, kLongLines = 16384;
 std::atomic<uint64_t> next_serial{1};
 
 // An array of n Ts on the stack when n <= Inline, else on the heap: merge_long's buffers for the
@@ -73,7 +76,7 @@ struct alignas(64) BytePairModel::LongLine {
   uint32_t ids[kLongIds];
   uint8_t key[kLongKey];
 };
-static_assert(sizeof(BytePairModel::LongLine) == 512, "eight cache lines per entry");
+static_assert(sizeof(BytePairModel::LongLine) == 256, "four cache lines per entry");
 static_assert(sizeof(BytePairModel::HotEntry) == 32, "two hot entries per cache line");
 static_assert(std::is_trivially_default_constructible<BytePairModel::CacheLine>::value &&
                   std::is_trivially_default_constructible<BytePairModel::LongLine>::value,

@@ -183,9 +183,9 @@ def test_block_scan_on_real_text(corpus_texts):
 
 
 # The piece cache keeps merged pieces in three tiers by size: the hot tier (up to 16 bytes and 3
-# ids), the big tier (up to 30 bytes and 6 ids, sets of 4) and the long tier (up to 128 bytes and
-# 92 ids: rules of '-' or '=', indentation, long words of other scripts, CJK runs with many ids;
-# below, 123 bytes with 36 ids, and 126 bytes with 126 ids in cl100k (never kept) but 84 in o200k).
+# ids), the big tier (up to 30 bytes and 6 ids, sets of 4) and the long tier (up to 96 bytes and
+# 36 ids: rules of '-' or '=', indentation, long words of other scripts, CJK runs with many ids;
+# below, at its bounds: 96 and 97 bytes, and 12 and 13 CJK letters with 36 and 37 ids in cl100k).
 # Each piece below is encoded several times, the later times from the cache, between pieces of
 # the other tiers, and alternately by two encodings (entries carry their model): every time equal
 # to tiktoken.
@@ -194,7 +194,8 @@ _LONG_PIECES = ["-" * 31, "=" * 64, " " + "+" * 70, "#" + "-" * 127, "-" * 129, 
                 "指定した場合は既定の設定を使用します", "请参阅手册页以获取更多信息和示例", " ünverständlichkeiten",
                 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", " Ελληνικάγράμματαπολύμακριά", "😀😃😄😁😆", "١٢٣",
                 " переконфігуруванняпереконфігуруванняпереконфігуруванняпереконфігурування",
-                "请参阅手册页以获取更多信息和示例如果指定了多个选项则按顺序处理每一个选项并输出结果", "鬱" * 42]
+                "请参阅手册页以获取更多信息和示例如果指定了多个选项则按顺序处理每一个选项并输出结果", "鬱" * 42,
+                "#" + "-" * 95, "-" * 97, "鬱" * 12, "鬱" * 13]
 
 
 @settings(max_examples=150, deadline=None)

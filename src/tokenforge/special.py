@@ -62,6 +62,10 @@ class SpecialPolicy:
     def token_at(self, index: int) -> str:
         return self._order[index]
 
+    def error_for(self, native: Exception) -> ValueError:
+        """tiktoken's error for the native core's DisallowedSpecial (its argument: the token's index)."""
+        return disallowed_error(self.token_at(int(native.args[0])))
+
 
 def _freeze(value, name: str):
     if value == "all":

@@ -503,7 +503,7 @@ class Tokenizer:
         try:
             return self._engine_call(engine_encode, text, mask, disallowed)
         except _core_mod.DisallowedSpecial as e:
-            raise disallowed_error(self._policy.token_at(int(e.args[0]))) from None
+            raise self._policy.error_for(e) from None
 
     @functools.cached_property
     def _policy_all(self) -> frozenset:
@@ -615,7 +615,7 @@ class Tokenizer:
                     texts = [replace_surrogates(t) for t in texts]
                     rows = self._engine.encode_batch(texts, mask, num_threads, disallowed)
             except _core_mod.DisallowedSpecial as e:
-                raise disallowed_error(self._policy.token_at(int(e.args[0]))) from None
+                raise self._policy.error_for(e) from None
         elif self._native_batch_ok(allowed_special):
             rows = self._model_batch(texts, num_threads)
         else:

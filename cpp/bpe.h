@@ -37,9 +37,12 @@ class BytePairModel {
   // bytes (1 MiB, mostly in L2): pieces of up to 16 bytes with up to 3 ids, whether tokens or
   // merged (3 ids hold most words of Cyrillic, Greek or accented Latin text); its entries carry an
   // epoch that the cache gives to the model using it, so a switch to another model invalidates
-  // them all without clearing (the table is cleared when the 16-bit epoch wraps). The big tier
-  // (bpe.cc) holds merged pieces of up to 30 bytes and 6 ids. cache() fetches the thread's cache
-  // and binds its hot tier to this model: call it once per text, not per piece.
+  // them all without clearing (the table is cleared when the 16-bit epoch wraps). It is
+  // direct-mapped (a second way tested on every hit cost more than the misses it saved); an entry
+  // it evicts goes to 16384 victim entries (512 KiB), looked up by other bits of its hash on a
+  // miss, and a victim found there swaps back. The big tier (bpe.cc) holds merged pieces of up
+  // to 30 bytes and 6 ids, the long tier longer ones. cache() fetches the thread's cache and binds
+  // its hot tier to this model: call it once per text, not per piece.
   struct HotEntry {
     uint64_t lo, hi;  // the key, as a ShortKey
     uint32_t tag;     // hot_tag(epoch, key length) | count << 24; epoch 0: empty
@@ -47,6 +50,7 @@ class BytePairModel {
   };
   static uint32_t hot_tag(uint16_t epoch, size_t len) { return epoch | uint32_t(len) << 16; }
   static constexpr size_t kHotEntries = 32768;
+  static constexpr size_t kVictimEntries = 16384;
   struct CacheLine;
   struct LongLine;
   struct Tiers;  // the big and the long tier (bpe.cc)
@@ -54,6 +58,7 @@ class BytePairModel {
     uint64_t hot_model = 0;  // the serial of the model the current epoch belongs to
     uint16_t hot_epoch = 0;
     HotEntry hot[kHotEntries] = {};
+    HotEntry victim[kVictimEntries] = {};  // entries the hot tier evicted (same epoch and tags)
     std::unique_ptr<Tiers> tiers;  // null in the shared cache of threads that could not allocate one
     explicit Cache(bool allocate);
     ~Cache();
@@ -104,6 +109,7 @@ class BytePairModel {
     finish_piece(q, cache, out);
   }
   static size_t hot_index(uint64_t h) { return (h >> 40) & (kHotEntries - 1); }  // other bits than the tables'
+  static size_t victim_index(uint64_t h) { return (h >> 24) & (kVictimEntries - 1); }
   void encode_piece(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const {
     encode_piece(p, n, p + n, cache(), out);
   }

@@ -6,6 +6,8 @@ Words of every length cross the 16-byte blocks at every alignment, and end at th
 just before a non-ASCII letter or mark (where the fast path must hand over to the full scanner).
 """
 
+import random
+
 import pytest
 import regex
 import tiktoken
@@ -93,25 +95,51 @@ def test_special_search_equals_leftmost_longest(which, text):
 
 
 # The hot tier of the per-thread piece cache keeps pieces of up to 16 bytes with up to three ids,
-# tagged with a 16-bit epoch that changes whenever the thread switches to another model; when the
-# epoch wraps, the tier is cleared. Words of Cyrillic and accented Latin text are often three
-# tokens. One encoding leaves its entries at some epoch E; then the thread switches models on a
-# one-character text (which never touches the tier) until the epoch comes round to E again, now
-# with the other encoding: without the clearing it would read the first encoding's ids.
+# tagged with a 16-bit epoch that changes whenever the thread switches to another model (1, 2, ...,
+# 65535, then the tier and its victim entries are cleared and it starts again at 1). Words of
+# Cyrillic and accented Latin text are often three tokens. One encoding leaves its entries at some
+# epoch E, in the hot tier and (tens of thousands of distinct words) among the victims; then the
+# thread switches between two other models on a one-character text until the epoch comes round to
+# E again, now with the other encoding: without the clearing it would read the first encoding's ids.
 def test_hot_tier_three_ids_across_model_switches():
     text = ("Режим списку: у майбутньому виведенні може бути більше стовпчиків. "
-            "Überprüfung der Änderungen für Vollständigkeit. Ελληνικά γράμματα")
+            "Überprüfung der Änderungen für Vollständigkeit. Ελληνικά γράμματα " + _many_words(30_000, seed=1))
     names = ("cl100k_base", "o200k_base")
     a, b = (tokenforge.get_encoding(n) for n in names)
     expected_a, expected_b = (tiktoken.get_encoding(n).encode_ordinary(text) for n in names)
     assert expected_a != expected_b
     assert any(len(tiktoken.get_encoding(names[0]).encode_ordinary(w)) == 3 for w in text.split())
-    assert a.encode_ordinary(text) == expected_a      # epoch E
-    tokenforge.get_encoding("r50k_base").encode_ordinary("q")  # E + 1
-    for switch in range(2, 1 << 16):                   # E + switch: b when switch is even
-        (b if switch % 2 == 0 else a).encode_ordinary("q")
-    assert b.encode_ordinary(text) == expected_b      # E + 2^16
+    assert a.encode_ordinary(text) == expected_a  # epoch E
+    fillers = (tokenforge.get_encoding("r50k_base"), tokenforge.get_encoding("p50k_base"))
+    for switch in range(1, 65535):                # E + 1 .. E + 65534
+        fillers[switch % 2].encode_ordinary("q")
+    assert b.encode_ordinary(text) == expected_b  # E + 65535, which is E again
     assert a.encode_ordinary(text) == expected_a
+
+
+def _many_words(count: int, seed: int) -> str:
+    """count words of 2-12 letters, mostly distinct (more than the hot tier holds without two sharing
+    an entry), each twice, in a seeded order."""
+    rng = random.Random(seed)
+    words = ["".join(rng.choice("abcdefghijklmnoprstuvwyzäöüéД") for _ in range(rng.randint(2, 12)))
+             for _ in range(count)]
+    words += words
+    rng.shuffle(words)
+    return " ".join(words)
+
+
+# The hot tier is direct-mapped; the entries it evicts move to the victim entries, and swap back
+# when their piece comes again. Tens of thousands of distinct words, encoded twice by each of two
+# encodings taking turns (the victims of one must never answer the other): ids equal to tiktoken's.
+def test_hot_tier_victims_equal_tiktoken():
+    text = _many_words(40_000, seed=2)
+    names = ("cl100k_base", "o200k_base")
+    ours = [tokenforge.get_encoding(n) for n in names]
+    expected = [tiktoken.get_encoding(n).encode_ordinary(text) for n in names]
+    for _ in range(2):
+        for enc, ids in zip(ours, expected):
+            assert enc.encode_ordinary(text) == ids
+            assert enc.encode_ordinary(text) == ids
 
 
 # Two- and three-byte characters are decoded inline by the scanners (every script of the BMP);

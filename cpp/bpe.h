@@ -49,6 +49,11 @@ class BytePairModel {
     uint32_t ids[3];
   };
   static uint32_t hot_tag(uint16_t epoch, size_t len) { return epoch | uint32_t(len) << 16; }
+  // Whether hot or victim entry e holds key k for the tag hot_tag(epoch, k's length): the key, the
+  // epoch and the length in one test (one branch, rarely mispredicted).
+  static bool hot_matches(const HotEntry& e, const ShortKey& k, uint32_t tag) {
+    return ((e.lo ^ k.lo) | (e.hi ^ k.hi) | ((e.tag ^ tag) & 0xFFFFFF)) == 0;
+  }
   static constexpr size_t kHotEntries = 32768;
   static constexpr size_t kVictimEntries = 16384;
   struct CacheLine;
@@ -89,8 +94,7 @@ class BytePairModel {
     size_t n = q.n;
     if (n - 1 < ShortKey::kMaxLen) {
       const HotEntry& e = cache->hot[hot_index(q.h)];
-      // (one test of the key, the epoch and the length together: one branch, rarely mispredicted)
-      if (((e.lo ^ q.k.lo) | (e.hi ^ q.k.hi) | ((e.tag ^ hot_tag(cache->hot_epoch, n)) & 0xFFFFFF)) == 0) {
+      if (hot_matches(e, q.k, hot_tag(cache->hot_epoch, n))) {
         uint32_t count = e.tag >> 24;
         out.push_back(e.ids[0]);
         if (count >= 2) {

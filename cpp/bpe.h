@@ -152,6 +152,10 @@ class BytePairModel {
   void merge(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   void merge_short(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   void merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
+  // The first part of p[i..n) the merge loops start from, its id in *id: a whole 2- or 3-byte
+  // character when it may start as one token (below), else one byte. Returns its length.
+  size_t first_part(const uint8_t* p, size_t i, size_t n, uint32_t* id) const;
+  void find_whole_characters(const std::vector<std::pair<uint32_t, std::string>>& tokens);
 
   std::string arena_;           // the bytes of the long tokens, back to back; long_tokens_ points into it
   ShortTokenMap short_tokens_;  // tokens of up to 16 bytes, bytes inline
@@ -160,6 +164,19 @@ class BytePairModel {
   static constexpr uint32_t kNoToken = ~0u;
   std::vector<uint32_t> two_byte_token_;  // [b0 | b1 << 8]: the id of the token b0 b1, or kNoToken
   uint32_t byte_id_[256];
+  // Whole characters (session 10, docs/design.md): characters whose bytes always become their own
+  // token before any of their bytes merges with a neighbour's, so the merge loops may start from
+  // that token. char2_/char3_: by the payload bits of a 2- / 3-byte sequence, the token and the
+  // highest rank its own merges take (kNoToken: never whole). left_bound_[prev * 64 + lead - 0xC0]:
+  // the lowest rank of a token ending in byte prev and a character's first byte (or its first two);
+  // right_bound2_/3_[(last - 0x80) * 256 + next]: of a token starting with a 2- / 3-byte
+  // character's last byte (or last two) and byte next. A character is whole where its own merges'
+  // ranks are below the bounds of its neighbours. Empty unless the rank rule applies.
+  struct CharToken {
+    uint32_t id, own_rank;
+  };
+  std::vector<CharToken> char2_, char3_;
+  std::vector<uint32_t> left_bound_, right_bound2_, right_bound3_;
   bool whole_piece_lookup_ = true;
   bool rank_rule_ = true;
   uint64_t serial_;  // tells this model's entries apart in the per-thread cache

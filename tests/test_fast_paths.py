@@ -236,3 +236,29 @@ def test_piece_cache_tiers_equal_tiktoken(picks):
         ours = tokenforge.get_encoding(name)
         assert ours.encode_ordinary(text) == expected
         assert ours.encode_ordinary(text) == expected  # from the cache
+
+
+# Whole characters (cpp/bpe.cc): a character starts the merge loops as its token only where no
+# token joining part of it to the neighbouring byte ranks below its own merges. The real
+# vocabularies have many such tokens (cl100k: b" \xd0", a space and the first byte of most
+# Cyrillic letters, at rank 1301), so text of several scripts next to spaces, punctuation, digits,
+# marks and each other, against tiktoken; and raw pieces with stray bytes around characters.
+_WHOLE_CHARACTER_TEXT = list(" \n.,!?1-'пÑривет мирДЖЁёіїґ中文日本語のテキストー한국어텍스트ΩλάéüßçØ€™😀\u0301\u00a0")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(_WHOLE_CHARACTER_TEXT), max_size=80),
+       name=st.sampled_from(["r50k_base", "cl100k_base", "o200k_base"]))
+def test_whole_characters_equal_tiktoken(text, name):
+    assert tokenforge.get_encoding(name).encode_ordinary(text) == tiktoken.get_encoding(name).encode_ordinary(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(_WHOLE_CHARACTER_TEXT), max_size=20), stray=st.binary(max_size=4),
+       name=st.sampled_from(["cl100k_base", "o200k_base"]))
+def test_whole_characters_among_stray_bytes_equal_tiktoken(text, stray, name):
+    ours = tokenforge.get_encoding(name)._engine
+    theirs = tiktoken.get_encoding(name)._core_bpe
+    for piece in (stray + text.encode(), text.encode() + stray, stray + text.encode() + stray):
+        if piece:
+            assert ours.encode_pieces([piece]) == theirs.encode_single_piece(piece)

@@ -2,6 +2,8 @@
 
 import random
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,6 +52,101 @@ def test_pair_merge_rule_equals_reference(seed, text):
     expected = [ranks[p] for piece in reference.split(text, tok.pattern)
                 for p in reference.bpe_piece_with_merges(table, piece.encode())]
     assert tok.encode_ordinary(text) == expected
+
+
+# Whole characters (cpp/bpe.cc): the merge loops start a 2- or 3-byte character as its token
+# where no merge joining part of it to a neighbour can come first. Vocabularies trained on bytes
+# of such characters are full of those joining tokens, at every rank (a letter's last byte with
+# the next letter's first, a space with a first byte), so the bounds are tested at every rank.
+_MULTIBYTE = "аДжΩé中ー한 b"
+
+
+def random_multibyte_ranks(seed: int, num_merges: int) -> dict[bytes, int]:
+    rng = random.Random(seed)
+    words = {}
+    for _ in range(200):
+        w = "".join(rng.choice(_MULTIBYTE) for _ in range(rng.randint(1, 8))).encode()
+        words[w] = words.get(w, 0) + rng.randint(1, 5)
+    ranks = {bytes([i]): i for i in range(256)}
+    for a, b in reference.train(words, num_merges):
+        ranks[a + b] = len(ranks)
+    return ranks
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 60), merges=st.integers(5, 150),
+       text=st.text(alphabet=st.sampled_from(list(_MULTIBYTE + "\n")), max_size=120))
+def test_whole_characters_equal_reference(seed, merges, text):
+    ranks = random_multibyte_ranks(seed, merges)
+    # Pieces of every length: words (the scan, up to 40 bytes) and whole lines (the heap).
+    for pattern in (r" ?[^ \n]+|\s+", r"[^\n]+|\n"):
+        tok = Tokenizer.from_ranks(ranks, pattern=pattern)
+        assert tok.encode_ordinary(text) == reference.encode(text, ranks, pattern)
+
+
+def random_substring_ranks(seed: int, count: int) -> dict[bytes, int]:
+    """Byte substrings of random multi-byte text, cut anywhere (across characters too), in random
+    rank order: joining tokens that rank below a character's own merges, longer tokens that rank
+    below the character, tokens ranked below their parts."""
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_MULTIBYTE) for _ in range(300)).encode()
+    pieces = list(dict.fromkeys(text[i:i + rng.randint(2, 6)] for i in (rng.randrange(len(text) - 1)
+                                                                        for _ in range(count))))
+    rng.shuffle(pieces)
+    ranks = {bytes([i]): i for i in range(256)}
+    for piece in pieces:
+        ranks.setdefault(piece, len(ranks))
+    return ranks
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 1000), count=st.integers(5, 400),
+       text=st.text(alphabet=st.sampled_from(list(_MULTIBYTE + "\n")), max_size=120))
+def test_whole_characters_with_random_ranks_equal_reference(seed, count, text):
+    ranks = random_substring_ranks(seed, count)
+    for pattern in (r" ?[^ \n]+|\s+", r"[^\n]+|\n"):
+        tok = Tokenizer.from_ranks(ranks, pattern=pattern)
+        assert tok.encode_ordinary(text) == reference.encode(text, ranks, pattern)
+
+
+# Hand-made vocabularies, one per bound: each time a character's token exists, but a merge with a
+# lower rank takes part of its bytes first, so it must start as bytes.
+_BOUND_CASES = [
+    # its own merges: "中" (e4 b8 ad) ranks 256, but its bytes reach it only through e4 b8 at 258,
+    # and a space joins its first byte at 257 (a trained vocabulary ranks a token after its parts)
+    ({"中": 256, b" \xe4": 257, b"\xe4\xb8": 258}, [" 中", "中中"]),
+    # the byte before it: a space and the first byte of "а" (d0 b0)
+    ({b" \xd0": 256, "а": 257}, [" а", "аа", " аb"]),
+    # the byte after it: the last byte of "а" and "b"
+    ({b"\xb0b": 256, "а": 257}, ["аb", "аа", "bаb"]),
+    # the last two bytes of "中" (its first merge) and "b"
+    ({b"\xb8\xad": 256, b"\xb8\xadb": 257, "中": 258}, ["中b", "中中b"]),
+    # a longer token holding it: started whole, "а" would join "b" (as "аb", 256) before "bb" (280)
+    ({"аb": 256, "bb": 280, "а": 300}, ["аbb", "bаbb"]),
+]
+
+
+@pytest.mark.parametrize("tokens, texts", _BOUND_CASES)
+def test_whole_characters_respect_each_bound(tokens, texts):
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks.update({t.encode() if isinstance(t, str) else t: r for t, r in tokens.items()})
+    tok = Tokenizer.from_ranks(ranks, pattern=r"[^\n]+")
+    for text in texts:
+        assert tok.encode_ordinary(text) == reference.encode(text, ranks, r"[^\n]+"), text
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 60), data=st.binary(max_size=40), text=st.text(alphabet=st.sampled_from(list(_MULTIBYTE)),
+                                                                         max_size=30))
+def test_whole_characters_among_stray_bytes_equal_reference(seed, data, text):
+    # Raw pieces: characters next to bytes that valid UTF-8 never puts there (a stray continuation
+    # byte after a character, a first byte before one).
+    ranks = random_multibyte_ranks(seed, 120)
+    engine = Tokenizer.from_ranks(ranks, pattern=r"[^\n]+")._engine
+    for piece in (data + text.encode(), text.encode() + data, data[: len(data) // 2] + text.encode() + data):
+        if piece:
+            expected = [ranks[piece]] if piece in ranks else [ranks[p] for p in reference.bpe_piece(ranks, piece)]
+            assert engine.encode_pieces([piece]) == expected
 
 
 def test_minbpe_golden_example():

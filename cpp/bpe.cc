@@ -407,10 +407,9 @@ void BytePairModel::find_whole_characters(const std::vector<std::pair<uint32_t, 
   }
 }
 
-size_t BytePairModel::first_part(const uint8_t* p, size_t i, size_t n, uint32_t* id) const {
+size_t BytePairModel::whole_character(const uint8_t* p, size_t i, size_t n, uint32_t* id) const {
   uint8_t b = p[i];
-  *id = byte_id_[b];
-  if (b < 0xC0 || b >= 0xF0 || char3_.empty()) return 1;
+  if (b >= 0xF0 || char3_.empty()) return 1;
   size_t k = b < 0xE0 ? 2 : 3;
   if (i + k > n || !continuation(p[i + 1]) || (k == 3 && !continuation(p[i + 2]))) return 1;
   const CharToken& c = k == 2 ? char2_[index2(p + i)] : char3_[index3(p + i)];

@@ -154,7 +154,11 @@ class BytePairModel {
   void merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   // The first part of p[i..n) the merge loops start from, its id in *id: a whole 2- or 3-byte
   // character when it may start as one token (below), else one byte. Returns its length.
-  size_t first_part(const uint8_t* p, size_t i, size_t n, uint32_t* id) const;
+  size_t first_part(const uint8_t* p, size_t i, size_t n, uint32_t* id) const {
+    *id = byte_id_[p[i]];
+    return p[i] < 0xC0 ? 1 : whole_character(p, i, n, id);
+  }
+  size_t whole_character(const uint8_t* p, size_t i, size_t n, uint32_t* id) const;  // (first_part's slow half)
   void find_whole_characters(const std::vector<std::pair<uint32_t, std::string>>& tokens);
 
   std::string arena_;           // the bytes of the long tokens, back to back; long_tokens_ points into it

@@ -260,7 +260,8 @@ void evict(BytePairModel::Cache* cache, const BytePairModel::HotEntry& e) {
 
 void remember_hot(BytePairModel::Cache* cache, BytePairModel::HotEntry& e, const ShortKey& k, const uint32_t* ids,
                   size_t count) {
-  if (count > 3) return;
+  if (count > 4) return;
+  if (count == 4 && ((ids[0] | ids[1] | ids[2] | ids[3]) >> 24)) return;
   uint16_t epoch = cache->hot_epoch;
   evict(cache, e);
   e.lo = k.lo;
@@ -268,7 +269,12 @@ void remember_hot(BytePairModel::Cache* cache, BytePairModel::HotEntry& e, const
   e.tag = BytePairModel::hot_tag(epoch, k.len) | uint32_t(count) << 24;
   e.ids[0] = ids[0];
   e.ids[1] = count >= 2 ? ids[1] : 0;
-  e.ids[2] = count == 3 ? ids[2] : 0;
+  e.ids[2] = count >= 3 ? ids[2] : 0;
+  if (count == 4) {  // four ids of 24 bits: the fourth in the three top bytes
+    e.ids[0] |= ids[3] << 24;
+    e.ids[1] |= (ids[3] >> 8) << 24;
+    e.ids[2] |= (ids[3] >> 16) << 24;
+  }
 }
 }  // namespace
 
@@ -438,6 +444,7 @@ void BytePairModel::encode_short(const uint8_t* p, const ShortKey& k, uint64_t h
       HotEntry found = v;
       evict(cache, hot);
       hot = found;
+      if ((found.tag >> 24) == 4) return emit_four(found, out);
       for (uint32_t i = 0, count = found.tag >> 24; i < count; ++i) out.push_back(found.ids[i]);
       return;
     }

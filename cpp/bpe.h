@@ -34,8 +34,10 @@ class BytePairModel {
                                                bool whole_piece_lookup, std::string* error);
 
   // The calling thread's cache of piece -> ids, in two tiers. The hot tier is 32768 entries of 32
-  // bytes (1 MiB, mostly in L2): pieces of up to 16 bytes with up to 3 ids, whether tokens or
-  // merged (3 ids hold most words of Cyrillic, Greek or accented Latin text); its entries carry an
+  // bytes (1 MiB, mostly in L2): pieces of up to 16 bytes with up to 4 ids, whether tokens or
+  // merged (3 ids hold most words of Cyrillic, Greek or accented Latin text; a fourth, packed into
+  // the top bytes of the three, when all four are below 2^24: 18% of the pieces of Korean pages
+  // have four or more); its entries carry an
   // epoch that the cache gives to the model using it, so a switch to another model invalidates
   // them all without clearing (the table is cleared when the 16-bit epoch wraps). It is
   // direct-mapped (a second way tested on every hit cost more than the misses it saved); an entry
@@ -46,7 +48,7 @@ class BytePairModel {
   struct HotEntry {
     uint64_t lo, hi;  // the key, as a ShortKey
     uint32_t tag;     // hot_tag(epoch, key length) | count << 24; epoch 0: empty
-    uint32_t ids[3];
+    uint32_t ids[3];  // count 4: four 24-bit ids, the fourth in the top bytes (emit_four)
   };
   static uint32_t hot_tag(uint16_t epoch, size_t len) { return epoch | uint32_t(len) << 16; }
   // Whether hot or victim entry e holds key k for the tag hot_tag(epoch, k's length): the key, the
@@ -96,6 +98,7 @@ class BytePairModel {
       const HotEntry& e = cache->hot[hot_index(q.h)];
       if (hot_matches(e, q.k, hot_tag(cache->hot_epoch, n))) {
         uint32_t count = e.tag >> 24;
+        if (count == 4) return emit_four(e, out);
         out.push_back(e.ids[0]);
         if (count >= 2) {
           out.push_back(e.ids[1]);
@@ -111,6 +114,14 @@ class BytePairModel {
     PendingPiece q;
     prepare_piece(p, n, end, cache, q);
     finish_piece(q, cache, out);
+  }
+  // The ids of an entry holding four (session 10: on a second pass over Korean pages 4% fewer
+  // instructions, about 6% faster; the test on every hit costs nothing measurable on English).
+  static void emit_four(const HotEntry& e, std::vector<uint32_t>& out) {
+    out.push_back(e.ids[0] & 0xFFFFFF);
+    out.push_back(e.ids[1] & 0xFFFFFF);
+    out.push_back(e.ids[2] & 0xFFFFFF);
+    out.push_back(e.ids[0] >> 24 | (e.ids[1] >> 24) << 8 | (e.ids[2] >> 24) << 16);
   }
   static size_t hot_index(uint64_t h) { return (h >> 40) & (kHotEntries - 1); }  // other bits than the tables'
   static size_t victim_index(uint64_t h) { return (h >> 24) & (kVictimEntries - 1); }

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenforge
-from tokenforge import Tokenizer, _core, patterns
+from tokenforge import Tokenizer, _core, patterns, reference
 
 _WORD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _SEPARATORS = [" ", "  ", "\n", "'s", "'LL", ".", ", ", "1", "123 ", "é", "É", "\u0301", "ǅ", "中", "ʰ",
@@ -140,6 +140,35 @@ def test_hot_tier_victims_equal_tiktoken():
         for enc, ids in zip(ours, expected):
             assert enc.encode_ordinary(text) == ids
             assert enc.encode_ordinary(text) == ids
+
+
+# A hot entry holds a fourth id in the top bytes of the other three when all four are below 2^24
+# (Korean words are often four tokens). Words of 1-4 tokens, encoded from the merge loops, then
+# from the hot tier, then again after the victims have moved them around; and a vocabulary whose
+# four-id pieces hold ids at and above 2^24, which must not be packed.
+def test_hot_tier_four_ids_equal_tiktoken():
+    words = ("필터로만 섹션을 비트맵 섹션의 텍스트가 섹션은 podręcznika uruchomić 에 표시되지 않은 현재 파일을 "
+             "나열합니다 Ελληνικά переконфігурування Überprüfung").split()
+    names = ("cl100k_base", "o200k_base")
+    for name in names:  # (six Korean words of four ids in both encodings, 16 bytes at most with the space)
+        assert sum(len(tiktoken.get_encoding(name).encode_ordinary(" " + w)) == 4 for w in words[:6]) == 6
+    text = " ".join(words) + " " + _many_words(30_000, seed=3) + " " + " ".join(words)
+    for name in names:
+        expected = tiktoken.get_encoding(name).encode_ordinary(text)
+        for _ in range(3):
+            assert tokenforge.get_encoding(name).encode_ordinary(text) == expected
+
+
+@pytest.mark.parametrize("big", [2**24 - 1, 2**24, 2**31])
+def test_hot_tier_four_large_ids_equal_reference(big):
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks.update({b"ab": big, b"cd": big + 1, b"ef": 300})
+    tok = Tokenizer.from_ranks(ranks, pattern=r"\S+|\s+")
+    text = "abcdefab efcdabcd abgh"  # pieces of four ids holding big and big + 1
+    expected = reference.encode(text, ranks, r"\S+|\s+")
+    assert [len(reference.encode(p, ranks, r"\S+")) for p in text.split()] == [4, 4, 3]
+    for _ in range(3):
+        assert tok.encode_ordinary(text) == expected
 
 
 # Two- and three-byte characters are decoded inline by the scanners (every script of the BMP);

@@ -1,6 +1,7 @@
 // Standalone tests of the C++ core (no Python): scanners, BPE, special tokens, robustness on
 // arbitrary bytes. Built by CMake with -DTOKENFORGE_CORE_TESTS=ON, also under ASan and UBSan
 // (-DTOKENFORGE_SANITIZE=ON); .ci/run runs both.
+#include <algorithm>
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
@@ -110,6 +111,63 @@ static void test_bpe_and_specials() {
   CHECK(decoded == spaces);
   uint32_t unknown[] = {1, 9999};
   CHECK(!enc->decode(unknown, 2, decoded, &bad) && bad == 1);
+}
+
+// Whole characters (bpe.cc): the merge loops start a 2- or 3-byte character as its token only
+// where that changes nothing. Vocabularies of byte strings cut anywhere from text of multi-byte
+// characters (across characters too) in random rank order, so tokens joining part of a character
+// to its neighbour rank below the character's own merges; pieces of every length (the scan and the
+// heap) against the tutorials' loop written plainly, on raw bytes (under ASan: the bound tables'
+// indices).
+static std::vector<uint32_t> plain_bpe(const std::map<std::string, uint32_t>& ranks, const std::string& piece) {
+  auto whole = ranks.find(piece);
+  if (whole != ranks.end()) return {whole->second};
+  std::vector<std::string> parts;
+  for (char c : piece) parts.emplace_back(1, c);
+  for (;;) {
+    size_t best = 0;
+    uint32_t best_rank = ~0u;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      auto it = ranks.find(parts[i] + parts[i + 1]);
+      if (it != ranks.end() && it->second < best_rank) best_rank = it->second, best = i;
+    }
+    if (best_rank == ~0u) break;
+    parts[best] += parts[best + 1];
+    parts.erase(parts.begin() + long(best) + 1);
+  }
+  std::vector<uint32_t> ids;
+  for (const auto& part : parts) ids.push_back(ranks.at(part));
+  return ids;
+}
+
+static void test_whole_characters_match_plain_bpe() {
+  const std::vector<std::string> chars = {"\xd0\xb0", "\xd0\x94", "\xd0\xb6", "\xce\xa9", "\xc3\xa9",
+                                          "\xe4\xb8\xad", "\xe3\x83\xbc", "\xed\x95\x9c", " ", "b"};
+  std::mt19937 rng(11);
+  for (int round = 0; round < 300; ++round) {
+    std::string source;
+    for (int i = 0; i < 200; ++i) source += chars[rng() % chars.size()];
+    std::vector<std::pair<uint32_t, std::string>> tokens;
+    std::map<std::string, uint32_t> ranks;
+    for (int b = 0; b < 256; ++b) ranks[std::string(1, char(b))] = uint32_t(b);
+    std::vector<std::string> cuts;
+    for (int i = 0, count = 5 + int(rng() % 300); i < count; ++i)
+      cuts.push_back(source.substr(rng() % (source.size() - 1), 2 + rng() % 5));
+    std::shuffle(cuts.begin(), cuts.end(), rng);
+    for (const auto& cut : cuts) ranks.emplace(cut, uint32_t(ranks.size()));
+    for (const auto& [bytes, rank] : ranks) tokens.emplace_back(rank, bytes);
+    std::string error;
+    auto model = BytePairModel::create(tokens, {}, true, &error);
+    CHECK(model != nullptr);
+    for (int t = 0; t < 40; ++t) {
+      std::string piece;
+      for (int i = 0, n = 1 + int(rng() % 30); i < n; ++i) piece += chars[rng() % chars.size()];
+      if (rng() % 4 == 0) piece.insert(rng() % (piece.size() + 1), 1, char(0x80 + rng() % 0x80));  // a stray byte
+      std::vector<uint32_t> ids;
+      model->encode_piece(reinterpret_cast<const uint8_t*>(piece.data()), piece.size(), ids);
+      CHECK(ids == plain_bpe(ranks, piece));
+    }
+  }
 }
 
 static void test_bad_model() {
@@ -320,6 +378,7 @@ int main() {
   test_block_scan_matches_scanner();
   test_bpe_and_specials();
   test_piece_cache_and_buffer_ends();
+  test_whole_characters_match_plain_bpe();
   test_bad_model();
   return tokenforge_test::finish("core_test");
 }

@@ -37,7 +37,7 @@ class BytePairModel {
   // bytes (1 MiB, mostly in L2): pieces of up to 16 bytes with up to 4 ids, whether tokens or
   // merged (3 ids hold most words of Cyrillic, Greek or accented Latin text; a fourth, packed into
   // the top bytes of the three, when all four are below 2^24: 18% of the pieces of Korean pages
-  // have four or more); its entries carry an
+  // have four or more). Its entries carry an
   // epoch that the cache gives to the model using it, so a switch to another model invalidates
   // them all without clearing (the table is cleared when the 16-bit epoch wraps). It is
   // direct-mapped (a second way tested on every hit cost more than the misses it saved); an entry

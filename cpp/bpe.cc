@@ -444,9 +444,7 @@ void BytePairModel::encode_short(const uint8_t* p, const ShortKey& k, uint64_t h
       HotEntry found = v;
       evict(cache, hot);
       hot = found;
-      if ((found.tag >> 24) == 4) return emit_four(found, out);
-      for (uint32_t i = 0, count = found.tag >> 24; i < count; ++i) out.push_back(found.ids[i]);
-      return;
+      return emit_ids(found, out);
     }
   }
   if (k.len == 1 || (whole_piece_lookup_ && short_tokens_.find(k, h, &id))) {

@@ -11,6 +11,7 @@ and never a byte of a file outside the folder: the file beside the folder (`secr
 ids >= 60000 that no data file inside can hold (the data is cut to ids < 60000).
 """
 
+import atexit
 import os
 import shutil
 import sys
@@ -36,6 +37,7 @@ else:
 SEPARATOR = b"\n--\n"
 SECRET = 60000
 _ROOT = tempfile.mkdtemp(prefix="fuzz-dataset-")
+atexit.register(shutil.rmtree, _ROOT, ignore_errors=True)  # no folder left in /tmp per run
 
 
 def seed_inputs() -> list[bytes]:

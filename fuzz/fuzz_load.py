@@ -8,7 +8,9 @@ pattern is a named one), and saving it in tokenforge's format and loading that g
 tokenizer.
 """
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
@@ -31,6 +33,7 @@ import _common  # noqa: E402
 SAMPLE = "Hello world, don't 1234 — naïve 速い 😀 \n\n  x<|endoftext|>"
 PATTERNS = ["gpt2", "cl100k", "o200k", r"\S+|\s+"]
 _TMP = tempfile.mkdtemp(prefix="fuzz-load-")
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)  # no folder left in /tmp per run
 
 
 # Values a structured mutation puts in place of a node of a JSON file: every JSON type, odd numbers.

@@ -6,7 +6,9 @@ wire types, lengths, varints, piece types and scores. `tokenforge.load` must rai
 return a tokenizer that encodes, decodes and samples; memory must stay bounded (-rss_limit_mb).
 """
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
@@ -27,6 +29,7 @@ import _common  # noqa: E402
 
 SAMPLE = "Hello world, don't 1234 — naïve 速い 😀 \n\n  x"
 _PATH = os.path.join(tempfile.mkdtemp(prefix="fuzz-model-"), "m.model")
+atexit.register(shutil.rmtree, os.path.dirname(_PATH), ignore_errors=True)  # no folder left in /tmp per run
 
 
 def seed_models() -> list[bytes]:

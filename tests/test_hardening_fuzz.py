@@ -75,7 +75,7 @@ def test_fuzz_for_a_bounded_time(tmp_path, target):
     cmd = [sys.executable, str(FUZZ / f"{target}.py"), f"-max_total_time={SECONDS}", "-timeout=20",
            "-rss_limit_mb=3072", f"-artifact_prefix={artifacts}/", "-print_final_stats=1", str(corpus)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SECONDS + 120,
-                          env={**os.environ, "PYTHONHASHSEED": "0"})
+                          env={**os.environ, "PYTHONHASHSEED": "0", "TMPDIR": str(tmp_path)})  # libFuzzer exits past atexit
     found = sorted(p.name for p in artifacts.iterdir())
     assert proc.returncode == 0 and not found, (
         f"{target} failed (exit {proc.returncode}); inputs kept in {artifacts}: {found}\n{proc.stderr[-6000:]}")

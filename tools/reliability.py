@@ -182,7 +182,8 @@ def fuzz(seconds: int) -> list[dict]:
             (tmp / "artifacts").mkdir()
             cmd = [sys.executable, str(FUZZ / f"{target}.py"), f"-max_total_time={seconds}", "-timeout=20",
                    "-rss_limit_mb=3072", f"-artifact_prefix={tmp}/artifacts/", "-print_final_stats=1", str(tmp / "corpus")]
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 600)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 600,
+                                  env={**os.environ, "TMPDIR": str(tmp)})  # libFuzzer exits past atexit
             stats = dict(re.findall(r"stat::(\w+):\s+(\d+)", proc.stderr))
             cov = re.findall(r"cov: (\d+)", proc.stderr)
             found = sorted(p.name for p in (tmp / "artifacts").iterdir())

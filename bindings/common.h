@@ -380,12 +380,16 @@ std::shared_ptr<const SplitRegex> compile_split_pattern(const std::string& patte
 }  // namespace tokenforge::py
 namespace tokenforge {
 class Encoder;
+class SplitSequence;
 }  // namespace tokenforge
 namespace tokenforge::py {
 
 // The C++ engine inside a `_core.Encoder` object (TypeError for anything else); it lives as long
 // as the object, which the caller holds.
 const Encoder& encoder_of(nb::handle core);
+
+// The split sequence inside a `_core.SplitSequence` object (TypeError for anything else).
+const SplitSequence& split_sequence_of(nb::handle seq);
 
 // The split pattern argument of Encoder and PieceCounter: a regex str (compiled natively), None
 // (no native splitting), or for compatibility the number of a named scanner (0 gpt2, 1 cl100k,

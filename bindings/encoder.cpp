@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "encoder.h"
+#include "split_sequence.h"
 
 namespace nb = nanobind;
 using namespace tokenforge;
@@ -277,6 +278,22 @@ struct PyEncoder {
     return to_list(out);
   }
 
+  // Ordinary text split by a `_core.SplitSequence` (DeepSeek V3's pre-tokenizer), its pieces
+  // encoded where they lie in the text: no bytes object per piece (those took most of the time).
+  nb::list encode_split(nb::handle text, nb::handle sequence) const {
+    const SplitSequence& seq = split_sequence_of(sequence);
+    CallUtf8 utf8(text);
+    std::string_view v = utf8.view;
+    std::vector<uint32_t> out;
+    {
+      nb::gil_scoped_release release;
+      std::vector<std::pair<size_t, size_t>> spans;
+      seq.byte_pieces(bytes_of(v), v.size(), spans);
+      enc->encode_spans(bytes_of(v), v.size(), spans, out);
+    }
+    return to_list(out);
+  }
+
   nb::list split(nb::handle text) const {
     require_split();
     std::string_view v = utf8_of(text);
@@ -495,6 +512,7 @@ void bind_encoder(nb::module_& m) {
            nb::arg("suffix"), nb::arg("num_threads"))
       .def("count", &PyEncoder::count, nb::arg("text"), nb::arg("allowed"))
       .def("encode_pieces", &PyEncoder::encode_pieces, nb::arg("pieces"))
+      .def("encode_split", &PyEncoder::encode_split, nb::arg("text"), nb::arg("sequence"))
       .def("split", &PyEncoder::split, nb::arg("text"))
       .def("find_special", &PyEncoder::find_special, nb::arg("text"), nb::arg("mask"))
       .def("decode_bytes", &PyEncoder::decode_bytes, nb::arg("ids"))

@@ -1,10 +1,7 @@
-// `_core.SplitSequence`: the pieces of a Sequence of Split pre-tokenizers with Hugging Face's
-// "isolated" behavior (DeepSeek V3's three splits, for one), in one native call.
-//
-// Each stage splits every piece of the stage before it as a text of its own (so `^`, `$` and
-// lookarounds see the piece's ends, as in tokenizers): the pattern's matches and the gaps between
-// them each become a piece, empty pieces are dropped.
+// `_core.SplitSequence`: the pieces of a Sequence of isolated Split pre-tokenizers in one native
+// call (cpp/split_sequence.h); `_core.Encoder.encode_split` encodes them without Python objects.
 #include "common.h"
+#include "split_sequence.h"
 
 namespace nb = nanobind;
 using namespace tokenforge;
@@ -12,36 +9,20 @@ using namespace tokenforge::py;
 
 namespace {
 
-struct SplitSequence {
-  std::vector<std::shared_ptr<const SplitRegex>> stages;
+struct PySplitSequence {
+  std::shared_ptr<const SplitSequence> seq;
 
-  explicit SplitSequence(const std::vector<std::string>& patterns) {
+  explicit PySplitSequence(const std::vector<std::string>& patterns) {
     if (patterns.empty()) throw nb::value_error("a split sequence needs at least one pattern");
+    std::vector<std::shared_ptr<const SplitRegex>> stages;
     for (const std::string& p : patterns) stages.push_back(compile_split_pattern(p));  // may raise UnsupportedPattern
+    seq = std::make_shared<const SplitSequence>(std::move(stages));
   }
 
-  // Byte offsets of the final pieces of text v.
   std::vector<std::pair<size_t, size_t>> byte_pieces(std::string_view v) const {
-    const uint8_t* s = bytes_of(v);
-    std::vector<std::pair<size_t, size_t>> pieces, next;
-    if (!v.empty()) pieces.emplace_back(0, v.size());
-    for (const auto& re : stages) {
-      next.clear();
-      next.reserve(pieces.size() * 2);
-      for (auto [b, e] : pieces) {
-        size_t prev = b;
-        re->for_each_match(s + b, e - b, [&](size_t mb, size_t me) {
-          mb += b;
-          me += b;
-          if (prev < mb) next.emplace_back(prev, mb);
-          if (mb < me) next.emplace_back(mb, me);
-          prev = me;
-        });
-        if (prev < e) next.emplace_back(prev, e);
-      }
-      pieces.swap(next);
-    }
-    return pieces;
+    std::vector<std::pair<size_t, size_t>> out;
+    seq->byte_pieces(bytes_of(v), v.size(), out);
+    return out;
   }
 
   // Code point offsets of each piece (as _core.Pattern.spans gives them).
@@ -57,7 +38,7 @@ struct SplitSequence {
     return out;
   }
 
-  // The pieces as UTF-8 bytes, ready for Encoder.encode_pieces.
+  // The pieces as UTF-8 bytes (Encoder.encode_split encodes them without making these).
   nb::list pieces(nb::handle text) const {
     std::string_view v = utf8_of(text);
     std::vector<std::pair<size_t, size_t>> spans;
@@ -79,9 +60,17 @@ struct SplitSequence {
 
 }  // namespace
 
+namespace tokenforge::py {
+const SplitSequence& split_sequence_of(nb::handle seq) {
+  PySplitSequence* p = nullptr;
+  if (!nb::try_cast(seq, p) || !p) throw nb::type_error("expected a _core.SplitSequence");
+  return *p->seq;
+}
+}  // namespace tokenforge::py
+
 void bind_split_sequence(nb::module_& m) {
-  nb::class_<SplitSequence>(m, "SplitSequence")
+  nb::class_<PySplitSequence>(m, "SplitSequence")
       .def(nb::init<const std::vector<std::string>&>(), nb::arg("patterns"))
-      .def("spans", &SplitSequence::spans, nb::arg("text"))
-      .def("pieces", &SplitSequence::pieces, nb::arg("text"));
+      .def("spans", &PySplitSequence::spans, nb::arg("text"))
+      .def("pieces", &PySplitSequence::pieces, nb::arg("text"));
 }

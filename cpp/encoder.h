@@ -31,6 +31,9 @@ class Encoder {
   void encode_piece(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
     model_->encode_piece(s, n, out);
   }
+  // The ids of the pieces s[b..e) of text s[0..n) split elsewhere (a split sequence), in order.
+  void encode_spans(const uint8_t* s, size_t n, const std::vector<std::pair<size_t, size_t>>& spans,
+                    std::vector<uint32_t>& out) const;
   // The pieces of ordinary text as (begin, end) byte offsets.
   void split(const uint8_t* s, size_t n, std::vector<std::pair<size_t, size_t>>& spans) const;
   // The first special token selected by `mask` anywhere in the text.

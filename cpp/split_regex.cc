@@ -1183,6 +1183,30 @@ void SplitRegex::Search::run_backward(size_t from) {
   k_ = 0;
 }
 
+// The first position from i > 0 on where a match may start: the DFA's start state (the same at
+// every position but the first) must have a move on the character there, since a match reads at
+// least one character. Found by a tight loop over the start state's row of moves instead of one
+// search per character: the rare-match stages of a split sequence (DeepSeek V3's digits and CJK
+// runs) skip most of the text this way. Stops early (and the search goes on as before) when a
+// move is not computed yet and the DFA cannot add it.
+size_t SplitRegex::Search::skip_dead_starts(size_t i) {
+  Dfa& d = *dfa_;
+  const uint32_t symbols = re_.num_symbols_;
+  const int32_t start = d.start_state(false);
+  size_t from = i;
+  while (i < n_) {
+    uint8_t b = s_[i];
+    size_t len = 1;
+    uint32_t sym = b < 0x80 && b != '\n' ? b : re_.symbol_of(s_, n_, i, &len);
+    int32_t t = d.trans[size_t(start) * symbols + sym];
+    if (t < 0 && (t = d.compute(start, sym, &work_)) < 0) break;  // (-2: the cache is full)
+    if (t != 0) break;  // 0: the move leads nowhere and matches nothing
+    i += len;
+  }
+  work_ += i - from;
+  return i;
+}
+
 bool SplitRegex::Search::next(size_t* begin, size_t* end) {
   if (!backward_) {
     while (pos_ < n_) {
@@ -1190,6 +1214,7 @@ bool SplitRegex::Search::next(size_t* begin, size_t* end) {
         run_backward(pos_);
         break;
       }
+      if (dfa_ && pos_ > 0 && (pos_ = skip_dead_starts(pos_)) == n_) break;
       size_t e = npos;
       if (dfa_) {
         e = match_at_dfa(pos_);

@@ -120,6 +120,7 @@ class SplitRegex {
    private:
     size_t match_at(size_t i);      // Pike VM anchored at i; npos if no match
     size_t match_at_dfa(size_t i);  // the same with the lazy DFA; kGiveUp when its cache is full
+    size_t skip_dead_starts(size_t i);  // the next position from i > 0 where a match may start
     void add_thread(std::vector<uint32_t>& list, uint32_t pc, size_t pos);
     void run_backward(size_t from);
     bool test(const Inst& in, size_t pos) const;

@@ -69,3 +69,31 @@ def test_a_tokenizer_with_the_sequence_encodes_through_it():
     for text in SAMPLES + ["Hello world 1234567 速い<|end|>Hello"]:
         assert native.encode(text, allowed_special="all") == python.encode(text, allowed_special="all"), text
         assert native.decode(native.encode(text, allowed_special="all")) == text
+
+
+_NATIVE = None
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=TEXT)
+def test_pieces_encode_where_they_lie(text):
+    """encode_split (the pieces encoded in place) gives the ids of the pieces as bytes, and those of
+    the Python stages (text without NUL, which the extra stage there would split at)."""
+    global _NATIVE
+    if _NATIVE is None:
+        splits = [P.Split(p, "isolated") for p in patterns.DEEPSEEK_V3]
+        _NATIVE = (_deepseek_like(P.Sequence([*splits, P.ByteLevel(use_regex=False)])),
+                   _deepseek_like(P.Sequence([*splits, P.Split("\x00", "merged_with_next"), P.ByteLevel(use_regex=False)])))
+    native, python = _NATIVE
+    engine, seq = native._engine, native._matcher
+    ids = engine.encode_split(text, seq)
+    assert ids == engine.encode_pieces(seq.pieces(text))
+    if "\x00" not in text:
+        assert ids == python.encode(text)
+
+
+def test_encode_split_refuses_other_objects():
+    native = _deepseek_like(P.Sequence([P.Split(p, "isolated") for p in patterns.DEEPSEEK_V3]
+                                       + [P.ByteLevel(use_regex=False)]))
+    with pytest.raises(TypeError):
+        native._engine.encode_split("text", object())

@@ -569,7 +569,7 @@ class Tokenizer:
             if self._engine_splits:
                 return self._engine.encode(text, b"")
             if isinstance(self._matcher, _core_mod.SplitSequence):
-                return self._engine.encode_pieces(self._matcher.pieces(text))
+                return self._engine.encode_split(text, self._matcher)
             return self._engine.encode_pieces([text[s:e].encode("utf-8") for s, e in self._matcher.spans(text)])
         if isinstance(model, SentencePiece) and isinstance(self._pre_tokenizer, _pre.NoPreTokenizer):
             return model.encode_text(text)

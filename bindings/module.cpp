@@ -13,6 +13,7 @@ void bind_sentencepiece(nb::module_& m);
 void bind_other_models(nb::module_& m);
 void bind_byte_level_files(nb::module_& m);
 void bind_split_sequence(nb::module_& m);
+void bind_literals(nb::module_& m);
 void bind_dataset(nb::module_& m);
 
 NB_MODULE(_core, m) {
@@ -23,6 +24,7 @@ NB_MODULE(_core, m) {
   bind_other_models(m);
   bind_byte_level_files(m);
   bind_split_sequence(m);
+  bind_literals(m);
   bind_dataset(m);
   // nanobind reports objects still alive when the interpreter exits as "leaked". Python itself
   // never frees what a daemon thread or a reference cycle in a module holds at exit (a tokenizer

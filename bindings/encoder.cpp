@@ -165,7 +165,7 @@ struct PyEncoder {
     };
     {
       nb::gil_scoped_release release;
-      parallel_for(
+      batch_parallel_for(
           n, num_threads,
           [&](size_t i) {
             std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
@@ -220,7 +220,7 @@ struct PyEncoder {
           (*offsets)[i + 1] = int64_t(flat->size());
         }
       } else {
-        parallel_for(n, num_threads, [&](size_t i) {
+        batch_parallel_for(n, num_threads, [&](size_t i) {
           std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
           std::string scratch;
           std::string_view v;

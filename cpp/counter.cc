@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "hash_maps.h"
+#include "parallel.h"
 #include "unicode.h"
 
 namespace tokenforge {
@@ -196,11 +197,11 @@ void PieceCounter::count(const uint8_t* s, size_t n, size_t threads) {
   bounds.push_back(n);
   size_t parts = bounds.size() - 1;
   std::vector<PieceCounts> local(parts > 0 ? parts - 1 : 0);
-  std::vector<std::thread> pool;
-  for (size_t k = 1; k < parts; ++k)
-    pool.emplace_back([&, k] { count_serial(s + bounds[k], bounds[k + 1] - bounds[k], local[k - 1]); });
-  count_serial(s, bounds[1], counts_);
-  for (auto& t : pool) t.join();
+  // (parallel_for: a thread that cannot start or an exception is an error for the caller, not
+  // the end of the process)
+  parallel_for(parts, parts, [&](size_t k) {
+    count_serial(s + bounds[k], bounds[k + 1] - bounds[k], k == 0 ? counts_ : local[k - 1]);
+  });
   for (const auto& l : local) counts_.add_all(l);
 }
 
@@ -214,13 +215,9 @@ void PieceCounter::count_each(const std::vector<std::pair<const uint8_t*, size_t
   }
   std::atomic<size_t> next{0};
   std::vector<PieceCounts> local(threads);
-  auto work = [&](size_t k) {
+  parallel_for(threads, threads, [&](size_t k) {  // each item is one thread's share of the texts
     for (size_t i; (i = next.fetch_add(1)) < texts.size();) count_serial(texts[i].first, texts[i].second, local[k]);
-  };
-  std::vector<std::thread> pool;
-  for (size_t k = 1; k < threads; ++k) pool.emplace_back(work, k);
-  work(0);
-  for (auto& t : pool) t.join();
+  });
   for (const auto& l : local) counts_.add_all(l);
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "parallel.h"
 #include "per_thread.h"
 
 namespace tokenforge {
@@ -702,14 +703,7 @@ double Model::expected_counts(const std::vector<std::string>& words, const std::
         if (a.id != unk_id_) cnt[size_t(a.id)] += freqs[w] * std::exp(fwd[a.begin] + a.score + bwd[a.end] - z);
     }
   };
-  std::atomic<size_t> next{0};
-  auto run = [&] {
-    for (size_t c; (c = next.fetch_add(1)) < chunks;) work(c);
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(run);
-  run();
-  for (auto& t : pool) t.join();
+  parallel_for(chunks, threads, work);  // (errors on any thread reach the caller)
   counts.assign(pieces_->size(), 0.0);
   double total = 0;
   for (size_t t = 0; t < chunks; ++t) {

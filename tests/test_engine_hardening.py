@@ -278,3 +278,36 @@ def test_fork_while_batches_run_leaves_a_working_child():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900, env=os.environ)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split()[-2:] == ["failures", "0"], r.stdout + r.stderr[-2000:]
+
+
+_LIMITED_COUNT = """
+import resource
+from tokenforge import _core
+data = b"hello world, this is a test of counting pieces on many threads. " * 1_000_000  # 64 MB
+counter = _core.PieceCounter(0, [])
+with open("/proc/self/status") as f:
+    vm = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize"))
+limit = vm + 256 * 1024 * 1024  # room for about 30 thread stacks of 8 MiB
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    counter.count_bytes(data, 0, len(data), 64)
+    print("completed")
+except (RuntimeError, MemoryError) as e:
+    print(type(e).__name__ + ":", e)
+small = _core.PieceCounter(0, [])
+small.count_bytes(data, 0, 4096, 1)
+print(len(small) > 0)
+"""
+
+
+def test_piece_counting_threads_that_cannot_start_raise():
+    """The trainer's piece counter starts its own threads (one per MiB, up to `threads`): a thread
+    that cannot start under an address-space limit is a RuntimeError, not std::terminate (before
+    session 11 the std::system_error left joinable threads behind and ended the process)."""
+    for _ in range(3):
+        r = subprocess.run([sys.executable, "-c", _LIMITED_COUNT], capture_output=True, text=True, timeout=300,
+                           env=os.environ)
+        assert r.returncode == 0, r.stderr[-2000:]
+        lines = r.stdout.splitlines()
+        assert lines[0].startswith(("RuntimeError: could not start ", "MemoryError:", "completed")), r.stdout
+        assert lines[-1] == "True"

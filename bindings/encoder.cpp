@@ -294,6 +294,32 @@ struct PyEncoder {
     return to_list(out);
   }
 
+  // encode_split over many texts on native threads (the stretches between added tokens of a batch).
+  nb::list encode_split_batch(nb::list texts, nb::handle sequence, size_t num_threads) const {
+    const SplitSequence& seq = split_sequence_of(sequence);
+    BatchTexts batch(texts);
+    size_t n = batch.size();
+    std::vector<std::vector<uint32_t>> results(n);
+    std::atomic<size_t> surrogate_at{n};
+    {
+      nb::gil_scoped_release release;
+      batch_parallel_for(n, num_threads, [&](size_t i) {
+        std::string scratch;
+        std::string_view v;
+        if (!batch.utf8(i, scratch, &v)) return at_most(surrogate_at, i);
+        std::vector<std::pair<size_t, size_t>> spans;
+        seq.byte_pieces(bytes_of(v), v.size(), spans);
+        enc->encode_spans(bytes_of(v), v.size(), spans, results[i]);
+      });
+    }
+    if (surrogate_at < n) batch.raise_encode_error(surrogate_at);
+    PyObject* list = PyList_New(Py_ssize_t(n));
+    if (!list) throw nb::python_error();
+    nb::list out = nb::steal<nb::list>(list);
+    for (size_t i = 0; i < n; ++i) PyList_SET_ITEM(list, Py_ssize_t(i), to_list(results[i]).release().ptr());
+    return out;
+  }
+
   nb::list split(nb::handle text) const {
     require_split();
     std::string_view v = utf8_of(text);
@@ -513,6 +539,8 @@ void bind_encoder(nb::module_& m) {
       .def("count", &PyEncoder::count, nb::arg("text"), nb::arg("allowed"))
       .def("encode_pieces", &PyEncoder::encode_pieces, nb::arg("pieces"))
       .def("encode_split", &PyEncoder::encode_split, nb::arg("text"), nb::arg("sequence"))
+      .def("encode_split_batch", &PyEncoder::encode_split_batch, nb::arg("texts"), nb::arg("sequence"),
+           nb::arg("num_threads"))
       .def("split", &PyEncoder::split, nb::arg("text"))
       .def("find_special", &PyEncoder::find_special, nb::arg("text"), nb::arg("mask"))
       .def("decode_bytes", &PyEncoder::decode_bytes, nb::arg("ids"))

@@ -97,3 +97,47 @@ def test_encode_split_refuses_other_objects():
                                        + [P.ByteLevel(use_regex=False)]))
     with pytest.raises(TypeError):
         native._engine.encode_split("text", object())
+
+
+BATCH_TEXT = st.lists(st.lists(st.sampled_from(["<|end|>", "Hello", " wor", "ld", "12345", " ", "\n", "速い", "é", "ﬁ",
+                                                "\ud800", "<|end", "x"]), max_size=12).map("".join), max_size=8)
+
+
+def _added_token_pipelines():
+    splits = [P.Split(p, "isolated") for p in patterns.DEEPSEEK_V3]
+    seq = _deepseek_like(P.Sequence([*splits, P.ByteLevel(use_regex=False)]))
+    from tokenforge import normalizers
+    from tokenforge.special import AddedToken
+
+    ranks = {bytes([i]): i for i in range(256)}
+    for token in (b"He", b"llo", b"Hello", b" wor", b"ld", b"12", b"123", "速い".encode(), b"fi"):
+        ranks.setdefault(token, len(ranks))
+    plain = tokenforge.Tokenizer(ByteBPE(ranks), normalizer=normalizers.NFKC(),
+                                 pre_tokenizer=P.ByteLevel(add_prefix_space=False), decoder=decoders.ByteLevel(),
+                                 added_tokens=[AddedToken("<|end|>", len(ranks), special=True),
+                                               AddedToken("wor", len(ranks) + 1, lstrip=True)])
+    assert plain._engine is not None and plain._engine_splits and not plain._fast
+    return seq, plain
+
+
+_PIPELINES = None
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts=BATCH_TEXT, threads=st.sampled_from([1, 2, 3]))
+def test_batches_with_added_tokens_equal_one_by_one(texts, threads):
+    """encode_batch of a pipeline with added tokens (the stretches between them batched natively:
+    a split sequence, or the engine's own pattern after a normalizer) equals encode per text."""
+    global _PIPELINES
+    if _PIPELINES is None:
+        _PIPELINES = _added_token_pipelines()
+    for tok in _PIPELINES:
+        assert tok.encode_batch(texts, num_threads=threads, allowed_special="all") == \
+            [tok.encode(t, allowed_special="all") for t in texts]
+        try:  # the default policy: the same ids, or the same error (a disallowed special token)
+            expected = [tok.encode(t) for t in texts]
+        except ValueError:
+            with pytest.raises(ValueError):
+                tok.encode_batch(texts, num_threads=threads)
+        else:
+            assert tok.encode_batch(texts, num_threads=threads) == expected

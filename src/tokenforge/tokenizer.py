@@ -618,9 +618,50 @@ class Tokenizer:
                 raise self._policy.error_for(e) from None
         elif self._native_batch_ok(allowed_special):
             rows = self._model_batch(texts, num_threads)
+        elif self._engine is not None and (self._engine_splits or isinstance(self._matcher, _core_mod.SplitSequence)):
+            rows = self._stretches_batch(texts, allowed_special, disallowed_special, num_threads)
         else:
             rows = [self._encode_one(t, allowed_special, disallowed_special) for t in texts]
         return self._finish_batch(rows, pairs, add_special_tokens, padding, truncation, max_length)
+
+    def _stretches_batch(self, texts, allowed_special, disallowed_special, num_threads) -> list[list[int]]:
+        """encode_batch of a byte-level pipeline with added tokens (most tokenizer.json files): the
+        added tokens and the normalizer per text here, as _encode does, then every stretch of text
+        between added tokens through the engine's native batch at once (the split and the byte
+        pairs are most of the work). A plan holds ids, and -1 - k for stretch k."""
+        plans, stretches = [], []
+        for text in texts:
+            check_text(text)
+            allowed, _, text = self._resolve_special(text, allowed_special, disallowed_special)
+            if has_surrogates(text):
+                text = replace_surrogates(text)
+            plan = []
+            for part, token_id in self._added_vocab.split(text, allowed):
+                if token_id is not None:
+                    plan.append(token_id)
+                    continue
+                norm = self._normalizer.normalize(part) if self._normalizer is not None else part
+                for sub, sub_id in self._added_vocab.split(norm, allowed, normalized=True):
+                    if sub_id is not None:
+                        plan.append(sub_id)
+                    elif sub:
+                        plan.append(-1 - len(stretches))
+                        stretches.append(sub)
+            plans.append(plan)
+        if self._engine_splits:
+            encoded = self._engine.encode_batch(stretches, b"", num_threads, b"")
+        else:
+            encoded = self._engine.encode_split_batch(stretches, self._matcher, num_threads)
+        rows = []
+        for plan in plans:
+            ids: list[int] = []
+            for x in plan:
+                if x >= 0:
+                    ids.append(x)
+                else:
+                    ids += encoded[-1 - x]
+            rows.append(ids)
+        return rows
 
     def _native_batch_ok(self, allowed_special) -> bool:
         """True when no added token can appear (none matchable) and the model batches natively."""

@@ -251,6 +251,24 @@ def second_pass_table(args) -> None:
                   f"{cell('fastokens', ('list',))} | {ratio('list')} / {ratio('numpy')} |", flush=True)
 
 
+def mixed_rounds(args):
+    """The rounds of the custom-pattern and real-file tables: English + multilingual slices."""
+    text = real_corpus(args.mb)
+    return slices(text["english"][: 8 * args.slice] + text["multilingual"][: 8 * args.slice], args.slice, args.rounds,
+                  args.fresh)
+
+
+def taking_turns(ours, theirs, rounds, check) -> tuple[float, float]:
+    """Best MB/s of each over the rounds. The two take turns round by round (a burst of other work
+    on the machine then falls on both, not on one library's whole measurement); `check(ids)` sees
+    our ids of the first warm-up slice."""
+    a = b = 0.0
+    for r, (warm, fresh) in enumerate(rounds):
+        a = max(a, round_throughput(ours, warm, fresh, check if r == 0 else None))
+        b = max(b, round_throughput(theirs, warm, fresh))
+    return a, b
+
+
 def custom_patterns(args) -> None:
     import tiktoken
 
@@ -259,9 +277,7 @@ def custom_patterns(args) -> None:
 
     gpt2_single_digits = patterns.GPT2.replace(r" ?\p{N}++", r"\p{N}")
     ranks = tiktoken.get_encoding("cl100k_base")._mergeable_ranks
-    text = real_corpus(args.mb)
-    rounds = slices(text["english"][: 8 * args.slice] + text["multilingual"][: 8 * args.slice], args.slice, args.rounds,
-                    args.fresh)
+    rounds = mixed_rounds(args)
     print("\ncustom split patterns with cl100k's ranks, one thread, English + multilingual, MB/s")
     print("| pattern | tokenforge | tiktoken | ratio |")
     print("|---|---|---|---|")
@@ -276,12 +292,7 @@ def custom_patterns(args) -> None:
             if got != expected:
                 raise SystemExit(f"{label}: ids differ from tiktoken's")
 
-        # The two take turns round by round (a burst of other work on the machine then falls on
-        # both, not on one library's whole measurement); each has its own copies of the slices.
-        a = b = 0.0
-        for r, (warm, fresh) in enumerate(rounds):
-            a = max(a, round_throughput(ours.encode_ordinary, warm, fresh, check if r == 0 else None))
-            b = max(b, round_throughput(theirs.encode_ordinary, warm, fresh))
+        a, b = taking_turns(ours.encode_ordinary, theirs.encode_ordinary, rounds, check)
         print(f"| {label} | {a:.1f} | {b:.1f} | x{a / b:.2f} |", flush=True)
 
 
@@ -298,9 +309,7 @@ def loaded_files(args) -> None:
     import tokenforge
     from tokenforge import patterns
 
-    text = real_corpus(args.mb)
-    rounds = slices(text["english"][: 8 * args.slice] + text["multilingual"][: 8 * args.slice], args.slice, args.rounds,
-                    args.fresh)
+    rounds = mixed_rounds(args)
     print("\nreal tokenizer files through tokenforge.load, one thread, English + multilingual, MB/s")
     print("| file | tokenforge | peer | peer MB/s | ratio |")
     print("|---|---|---|---|---|")
@@ -336,10 +345,7 @@ def loaded_files(args) -> None:
             if got != expected:
                 raise SystemExit(f"{label}: ids differ from {peer_name}'s")
 
-        a = b = 0.0
-        for r, (warm, fresh) in enumerate(rounds):  # taking turns round by round
-            a = max(a, round_throughput(ours, warm, fresh, check if r == 0 else None))
-            b = max(b, round_throughput(theirs, warm, fresh))
+        a, b = taking_turns(ours, theirs, rounds, check)
         print(f"| {label} | {a:.1f} | {peer_name} | {b:.1f} | x{a / b:.2f} |", flush=True)
 
 

@@ -7,6 +7,7 @@
 #include <new>
 #include <pthread.h>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 namespace tokenforge {
@@ -340,6 +341,7 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
     // A repeated pair keeps its first (highest-priority) rank, as in Hugging Face tokenizers.
     m->pairs_.insert(rule.left, rule.right, {uint32_t(r), rule.merged});
   }
+  if (!m->rank_rule_) m->find_whole_characters_of_pairs(tokens, merges);
   return m;
 }
 
@@ -409,6 +411,80 @@ void BytePairModel::find_whole_characters(const std::vector<std::pair<uint32_t, 
       if (first == kNoToken) continue;  // its bytes never merge into it
       uint32_t own = std::max(first, rank);
       if (inside3[index3(t)] > own) char3_[index3(t)] = {rank, own};
+    }
+  }
+}
+
+// Whole characters under the pairs rule (session 11; merges lists of tokenizer.json files). The
+// argument above holds with merges in place of tokens: (a) c's bytes alone merge into its token t
+// through listed merges (for 3 bytes, the better-ranked of its two byte pairs first), R the
+// highest rank among them; (b) no listed merge with t on either side ranks below R; (c) no listed
+// merge joins a part c has while it forms (its first byte, or first two; its last byte, or last
+// two) to a neighbour ending in byte prev / starting with byte next below R. While c forms, one of
+// its own merges (<= R) is always a candidate, so only merges ranked below it fire anywhere, none
+// touching c by (c); started as t, c takes part in nothing before that by (b). The bounds are kept
+// per neighbouring byte over every listed merge, in the rank rule's tables.
+void BytePairModel::find_whole_characters_of_pairs(const std::vector<std::pair<uint32_t, std::string>>& tokens,
+                                                   const std::vector<MergeRule>& merges) {
+  std::unordered_map<uint32_t, const std::string*> bytes_of_id;
+  bytes_of_id.reserve(tokens.size());
+  for (const auto& t : tokens) bytes_of_id.emplace(t.first, &t.second);
+  left_bound_.assign(256 * 64, kNoToken);
+  right_bound2_.assign(64 * 256, kNoToken);
+  right_bound3_.assign(64 * 256, kNoToken);
+  std::unordered_map<uint32_t, uint32_t> beside;  // (b): a token -> the lowest rank of a merge with it on a side
+  for (size_t r = 0; r < merges.size(); ++r) {
+    auto l = bytes_of_id.find(merges[r].left), x = bytes_of_id.find(merges[r].right);
+    if (l == bytes_of_id.end() || x == bytes_of_id.end() || l->second->empty() || x->second->empty()) continue;
+    const uint8_t* a = reinterpret_cast<const uint8_t*>(l->second->data());
+    const uint8_t* b = reinterpret_cast<const uint8_t*>(x->second->data());
+    size_t na = l->second->size(), nb = x->second->size();
+    uint32_t rank = uint32_t(r);
+    auto lower = [rank](uint32_t& bound) { bound = std::min(bound, rank); };
+    // (c) left: the right part is a character's first byte, or a 3-byte character's first two.
+    if ((nb == 1 && b[0] >= 0xC0 && b[0] < 0xF0) || (nb == 2 && b[0] >= 0xE0 && b[0] < 0xF0 && continuation(b[1])))
+      lower(left_bound_[a[na - 1] * 64 + (b[0] - 0xC0)]);
+    // (c) right: the left part is a character's last byte, or a 3-byte character's last two.
+    if (na == 1 && continuation(a[0])) {
+      lower(right_bound2_[(a[0] - 0x80) * 256 + b[0]]);
+      lower(right_bound3_[(a[0] - 0x80) * 256 + b[0]]);
+    }
+    if (na == 2 && continuation(a[0]) && continuation(a[1])) lower(right_bound3_[(a[1] - 0x80) * 256 + b[0]]);
+    for (uint32_t side : {merges[r].left, merges[r].right}) {
+      auto [it, fresh] = beside.emplace(side, rank);
+      if (!fresh) it->second = std::min(it->second, rank);
+    }
+  }
+  auto merge_of = [&](uint32_t left, uint32_t right, PairMap::Merge* m) {
+    const PairMap::Merge* found = pairs_.find(left, right);
+    if (found) *m = *found;
+    return found != nullptr;
+  };
+  auto below_beside = [&](uint32_t id, uint32_t own) {  // (b)
+    auto it = beside.find(id);
+    return it == beside.end() || it->second > own;
+  };
+  char2_.assign(2048, {0, kNoToken});
+  char3_.assign(65536, {0, kNoToken});
+  for (const auto& token : tokens) {
+    const uint8_t* t = reinterpret_cast<const uint8_t*>(token.second.data());
+    size_t n = token.second.size();
+    PairMap::Merge first, last;
+    if (n == 2 && t[0] >= 0xC0 && t[0] < 0xE0 && continuation(t[1])) {
+      if (merge_of(byte_id_[t[0]], byte_id_[t[1]], &last) && last.merged == token.first &&
+          below_beside(token.first, last.rank))
+        char2_[index2(t)] = {token.first, last.rank};
+    } else if (n == 3 && t[0] >= 0xE0 && t[0] < 0xF0 && continuation(t[1]) && continuation(t[2])) {
+      PairMap::Merge m12, m23;
+      bool has12 = merge_of(byte_id_[t[0]], byte_id_[t[1]], &m12);
+      bool has23 = merge_of(byte_id_[t[1]], byte_id_[t[2]], &m23);
+      if (!has12 && !has23) continue;
+      bool left_first = has12 && (!has23 || m12.rank < m23.rank);  // alone, the better-ranked pair merges first
+      first = left_first ? m12 : m23;
+      bool done = left_first ? merge_of(m12.merged, byte_id_[t[2]], &last) : merge_of(byte_id_[t[0]], m23.merged, &last);
+      if (!done || last.merged != token.first) continue;
+      uint32_t own = std::max(first.rank, last.rank);
+      if (below_beside(token.first, own)) char3_[index3(t)] = {token.first, own};
     }
   }
 }

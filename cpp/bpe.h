@@ -172,6 +172,8 @@ class BytePairModel {
   }
   size_t whole_character(const uint8_t* p, size_t i, size_t n, uint32_t* id) const;  // (first_part's slow half)
   void find_whole_characters(const std::vector<std::pair<uint32_t, std::string>>& tokens);
+  void find_whole_characters_of_pairs(const std::vector<std::pair<uint32_t, std::string>>& tokens,
+                                      const std::vector<MergeRule>& merges);
 
   std::string arena_;           // the bytes of the long tokens, back to back; long_tokens_ points into it
   ShortTokenMap short_tokens_;  // tokens of up to 16 bytes, bytes inline
@@ -187,7 +189,8 @@ class BytePairModel {
   // the lowest rank of a token ending in byte prev and a character's first byte (or its first two);
   // right_bound2_/3_[(last - 0x80) * 256 + next]: of a token starting with a 2- / 3-byte
   // character's last byte (or last two) and byte next. A character is whole where its own merges'
-  // ranks are below the bounds of its neighbours. Empty unless the rank rule applies.
+  // ranks are below the bounds of its neighbours. For the pairs rule the same tables hold the
+  // listed merges' ranks (find_whole_characters_of_pairs).
   struct CharToken {
     uint32_t id, own_rank;
   };

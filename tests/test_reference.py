@@ -148,3 +148,44 @@ def test_minbpe_golden_example():
     stats = reference.get_stats(ids)
     assert stats[(97, 97)] == 4
     assert reference.merge([1, 2, 3, 1, 2], (1, 2), 4) == [4, 3, 4]
+
+
+# Whole characters under the pairs rule (merges lists, tokenizer.json): the same bounds over the
+# listed merges. Trained lists rank a merge after the merges of its parts; random lists do not
+# (a space joined to a first byte, a character's token joined to a neighbour, before the merges
+# that make the character).
+def random_multibyte_merges(seed: int, count: int) -> list[tuple[bytes, bytes]]:
+    """Substrings of random multi-byte text cut anywhere, each made by a merge of two tokens, the
+    merges in random order (a merge may come before those that make its parts, as a tokenizer.json
+    may list them)."""
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_MULTIBYTE) for _ in range(300)).encode()
+    candidates = {text[i:i + rng.randint(2, 6)] for i in (rng.randrange(len(text) - 1) for _ in range(count))}
+    vocab, merges = {bytes([b]) for b in range(256)}, []
+    for token in sorted(candidates, key=len):  # shorter first: a token's parts are in before it
+        splits = [(token[:k], token[k:]) for k in range(1, len(token)) if token[:k] in vocab and token[k:] in vocab]
+        if splits:
+            merges.append(rng.choice(splits))
+            vocab.add(token)
+    rng.shuffle(merges)
+    return merges
+
+
+@settings(max_examples=400, deadline=None)
+@given(trained=st.booleans(), seed=st.integers(0, 1000), size=st.integers(5, 300),
+       text=st.text(alphabet=st.sampled_from(list(_MULTIBYTE + "\n")), max_size=120))
+def test_whole_characters_of_merges_lists_equal_reference(trained, seed, size, text):
+    if trained:
+        ranks = random_multibyte_ranks(seed, min(size, 150))
+        merges = reference.recover_merges(ranks)
+    else:
+        merges = random_multibyte_merges(seed, size)
+        ranks = {bytes([i]): i for i in range(256)}
+        for a, b in merges:
+            ranks.setdefault(a + b, len(ranks))
+    table = {m: r for r, m in enumerate(merges)}
+    for pattern in (r" ?[^ \n]+|\s+", r"[^\n]+|\n"):
+        tok = Tokenizer.from_vocab_merges({i: b for b, i in ranks.items()}, merges, pattern=pattern)
+        expected = [ranks[p] for piece in reference.split(text, pattern)
+                    for p in reference.bpe_piece_with_merges(table, piece.encode())]
+        assert tok.encode_ordinary(text) == expected

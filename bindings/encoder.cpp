@@ -287,11 +287,14 @@ struct PyEncoder {
     std::vector<uint32_t> out;
     {
       nb::gil_scoped_release release;
-      std::vector<std::pair<size_t, size_t>> spans;
-      seq.byte_pieces(bytes_of(v), v.size(), spans);
-      enc->encode_spans(bytes_of(v), v.size(), spans, out);
+      encode_split_into(v, seq, out);
     }
     return to_list(out);
+  }
+  void encode_split_into(std::string_view v, const SplitSequence& seq, std::vector<uint32_t>& out) const {
+    std::vector<std::pair<size_t, size_t>> spans;
+    seq.byte_pieces(bytes_of(v), v.size(), spans);
+    enc->encode_spans(bytes_of(v), v.size(), spans, out);
   }
 
   // encode_split over many texts on native threads (the stretches between added tokens of a batch).
@@ -307,9 +310,7 @@ struct PyEncoder {
         std::string scratch;
         std::string_view v;
         if (!batch.utf8(i, scratch, &v)) return at_most(surrogate_at, i);
-        std::vector<std::pair<size_t, size_t>> spans;
-        seq.byte_pieces(bytes_of(v), v.size(), spans);
-        enc->encode_spans(bytes_of(v), v.size(), spans, results[i]);
+        encode_split_into(v, seq, results[i]);
       });
     }
     if (surrogate_at < n) batch.raise_encode_error(surrogate_at);

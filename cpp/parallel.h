@@ -16,15 +16,16 @@
 
 namespace tokenforge {
 
+// The default `between` of parallel_for: nothing.
+struct NoStep {
+  void operator()() const {}
+};
+
 // Runs f(i) for i in [0, n) on up to `threads` threads (the caller's included). If a thread cannot
 // be started (no memory, a process limit), the threads already running finish their current item
 // and are joined, and std::runtime_error (RuntimeError in Python) says so; an exception thrown by
 // f on any thread is rethrown here the same way, never letting a joinable std::thread be destroyed
 // (which would abort the process).
-struct NoStep {
-  void operator()() const {}
-};
-
 // `between()` runs on the caller's thread after each item the caller took (the batch encoder
 // turns finished results into lists there while the other threads go on encoding).
 template <class F, class Between = NoStep>

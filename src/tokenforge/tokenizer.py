@@ -542,23 +542,26 @@ class Tokenizer:
 
     def _encode(self, text: str, allowed, mask: bytes) -> list[int]:
         """The stage-by-stage path: added tokens, then each stretch of text between them."""
+        ids: list[int] = []
+        for k, part in enumerate(self._parts(text, allowed)):
+            if isinstance(part, str):
+                ids += self._encode_stretch(part, k == 0)
+            else:
+                ids.append(part)
+        return ids
+
+    def _parts(self, text: str, allowed):
+        """The ids of the added tokens in text and, between them, the normalized stretches of text
+        (non-empty str), in order."""
         if has_surrogates(text):
             text = replace_surrogates(text)
-        ids: list[int] = []
-        at_start = True
         for part, token_id in self._added_vocab.split(text, allowed):
             if token_id is not None:
-                ids.append(token_id)
-                at_start = False
+                yield token_id
                 continue
             norm = self._normalizer.normalize(part) if self._normalizer is not None else part
             for sub, sub_id in self._added_vocab.split(norm, allowed, normalized=True):
-                if sub_id is not None:
-                    ids.append(sub_id)
-                else:
-                    ids += self._encode_stretch(sub, at_start)
-                at_start = False
-        return ids
+                yield sub if sub_id is None else sub_id
 
     def _encode_stretch(self, text: str, at_start: bool) -> list[int]:
         """Normalized text without added tokens -> ids (pre-tokenizer and model)."""
@@ -626,27 +629,20 @@ class Tokenizer:
 
     def _stretches_batch(self, texts, allowed_special, disallowed_special, num_threads) -> list[list[int]]:
         """encode_batch of a byte-level pipeline with added tokens (most tokenizer.json files): the
-        added tokens and the normalizer per text here, as _encode does, then every stretch of text
-        between added tokens through the engine's native batch at once (the split and the byte
-        pairs are most of the work). A plan holds ids, and -1 - k for stretch k."""
+        added tokens and the normalizer per text here (_parts, as _encode does), then every stretch
+        of text between added tokens through the engine's native batch at once (the split and the
+        byte pairs are most of the work). A plan holds ids, and -1 - k for stretch k."""
         plans, stretches = [], []
         for text in texts:
             check_text(text)
             allowed, _, text = self._resolve_special(text, allowed_special, disallowed_special)
-            if has_surrogates(text):
-                text = replace_surrogates(text)
             plan = []
-            for part, token_id in self._added_vocab.split(text, allowed):
-                if token_id is not None:
-                    plan.append(token_id)
-                    continue
-                norm = self._normalizer.normalize(part) if self._normalizer is not None else part
-                for sub, sub_id in self._added_vocab.split(norm, allowed, normalized=True):
-                    if sub_id is not None:
-                        plan.append(sub_id)
-                    elif sub:
-                        plan.append(-1 - len(stretches))
-                        stretches.append(sub)
+            for part in self._parts(text, allowed):
+                if isinstance(part, str):
+                    plan.append(-1 - len(stretches))
+                    stretches.append(part)
+                else:
+                    plan.append(part)
             plans.append(plan)
         if self._engine_splits:
             encoded = self._engine.encode_batch(stretches, b"", num_threads, b"")

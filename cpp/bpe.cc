@@ -254,20 +254,20 @@ namespace {
 // Moves a hot entry of the current epoch to the victim entries, at its own hash's place. (Single
 // bytes are not kept there: their miss costs no more than the victim lookup.)
 void evict(BytePairModel::Cache* cache, const BytePairModel::HotEntry& e) {
-  uint32_t len = (e.tag >> 16) & 0xFF;
-  if ((e.tag & 0xFFFF) == cache->hot_epoch && len > 1)
+  uint32_t len = (e.tag >> 16) & 0xFF;  // (more than 16 for a stretch: stretches are not kept)
+  if ((e.tag & 0xFFFF) == cache->hot_epoch && len > 1 && len <= ShortKey::kMaxLen)
     cache->victim[BytePairModel::victim_index(hash_short({e.lo, e.hi, len}))] = e;
 }
 
 void remember_hot(BytePairModel::Cache* cache, BytePairModel::HotEntry& e, const ShortKey& k, const uint32_t* ids,
-                  size_t count) {
+                  size_t count, uint32_t flags = 0) {
   if (count > 4) return;
   if (count == 4 && ((ids[0] | ids[1] | ids[2] | ids[3]) >> 24)) return;
   uint16_t epoch = cache->hot_epoch;
   evict(cache, e);
   e.lo = k.lo;
   e.hi = k.hi;
-  e.tag = BytePairModel::hot_tag(epoch, k.len) | uint32_t(count) << 24;
+  e.tag = BytePairModel::hot_tag(epoch, k.len) | flags | uint32_t(count) << 24;
   e.ids[0] = ids[0];
   e.ids[1] = count >= 2 ? ids[1] : 0;
   e.ids[2] = count >= 3 ? ids[2] : 0;
@@ -342,6 +342,7 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
     m->pairs_.insert(rule.left, rule.right, {uint32_t(r), rule.merged});
   }
   if (!m->rank_rule_) m->find_whole_characters_of_pairs(tokens, merges);
+  m->find_joined_characters(tokens);
   return m;
 }
 
@@ -503,6 +504,86 @@ size_t BytePairModel::whole_character(const uint8_t* p, size_t i, size_t n, uint
   return k;
 }
 
+// Cuts (session 12). Runs of Japanese or Chinese letters are one piece of 30-100 bytes, nearly
+// every one seen for the first time, and merging them was most of the time on such text. Where
+// two neighbouring characters a and b are both whole (above) and no token holds a's bytes followed
+// by b's, no merge ever joins across them: a merge across would make a token holding the whole of
+// a and b (whole characters take part in merges only as their tokens). So the piece's ids are
+// those of the stretches between such cuts, each merged alone from its bytes (a stretch of one
+// whole character is its token; docs/design.md, "Cuts, session 12"). Where the whole-piece
+// shortcut applies the caller has found the piece not to be a token; the shortcut belongs to the
+// piece, so a stretch is merged, never looked up whole. Returns false, with out untouched, when
+// the piece has no cut.
+bool BytePairModel::encode_cut(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const {
+  if (joined_bits_.empty() || n <= ShortKey::kMaxLen) return false;
+  // Runs of 3-byte letters start at once or after one mark (a space, or a 3-byte mark such as
+  // U+300C): other pieces (words of 2-byte scripts, most short pieces) are not scanned.
+  auto three_byte_lead = [&](size_t i) { return p[i] >= 0xE0 && p[i] < 0xF0; };
+  if (!three_byte_lead(0) && !three_byte_lead(1) && !three_byte_lead(3)) return false;
+  size_t begin = 0;                // the current stretch
+  size_t last_end = SIZE_MAX;      // the end of the last whole 3-byte character
+  uint32_t last_key = 0, last_id = 0;
+  bool cut = false;
+  auto emit = [&](size_t end) {
+    if (end - begin == 3 && last_end == end) return out.push_back(last_id);  // one whole character
+    size_t len = end - begin;
+    if (len > ShortKey::kMaxLen) return merge(p + begin, len, out);
+    // A short stretch (a word of two or three letters, or letters after a space or a mark) goes
+    // through the hot tier, tagged as a stretch: it was merged without the whole-piece lookup.
+    ShortKey k = short_key(p + begin, len, p + n);
+    HotEntry& hot = cache->hot[hot_index(hash_short(k))];
+    uint32_t tag = hot_tag(cache->hot_epoch, len) | kStretchTag;
+    if (hot_matches(hot, k, tag)) return emit_ids(hot, out);
+    size_t before = out.size();
+    merge(p + begin, len, out);
+    if (cache->tiers) remember_hot(cache, hot, k, out.data() + before, out.size() - before, kStretchTag);
+  };
+  for (size_t i = 0; i < n;) {
+    uint32_t id;
+    if (p[i] < 0xE0 || p[i] >= 0xF0 || whole_character(p, i, n, &id) != 3) {
+      ++i;
+      continue;
+    }
+    uint32_t key = uint32_t(index3(p + i));
+    if (last_end == i && !maybe_joined(last_key, key)) {
+      emit(i);
+      begin = i;
+      cut = true;
+    }
+    last_end = i + 3;
+    last_key = key;
+    last_id = id;
+    i += 3;
+  }
+  if (cut) emit(n);
+  return cut;
+}
+
+// The filter of maybe_joined: one bit per pair of 3-byte characters side by side in some token,
+// 16 bits or more of filter per pair (at most about 6% of the other pairs read as "maybe": no cut
+// there). cl100k has 407 such pairs, o200k 11,890.
+void BytePairModel::find_joined_characters(const std::vector<std::pair<uint32_t, std::string>>& tokens) {
+  std::vector<uint32_t> keys;
+  for (const auto& token : tokens) {
+    const uint8_t* t = reinterpret_cast<const uint8_t*>(token.second.data());
+    size_t n = token.second.size();
+    auto three = [&](size_t i) {
+      return i + 3 <= n && t[i] >= 0xE0 && t[i] < 0xF0 && continuation(t[i + 1]) && continuation(t[i + 2]);
+    };
+    for (size_t i = 0; i + 6 <= n; ++i)
+      if (three(i) && three(i + 3)) keys.push_back(uint32_t(index3(t + i) << 16 | index3(t + i + 3)));
+  }
+  size_t bits = 4096;
+  while (bits < 16 * keys.size()) bits *= 2;
+  joined_bits_.assign(bits / 64, 0);
+  joined_shift_ = 64;
+  for (size_t b = bits; b > 1; b >>= 1) --joined_shift_;
+  for (uint32_t k : keys) {
+    uint64_t bit = (uint64_t(k) * 0x9E3779B97F4A7C15ull) >> joined_shift_;
+    joined_bits_[bit >> 6] |= uint64_t(1) << (bit & 63);
+  }
+}
+
 // A piece of up to 16 bytes that missed the hot tier: a single byte, among the hot tier's victims,
 // a token, or in the big tier, or merged.
 //
@@ -549,7 +630,10 @@ void BytePairModel::encode_long(const uint8_t* p, size_t n, Cache* cache, std::v
 // the big or the long tier, or merged and kept there.
 void BytePairModel::cached_merge(const uint8_t* p, size_t n, const ShortKey& k, uint64_t h, Cache* cache,
                                  std::vector<uint32_t>& out) const {
-  if (!cache->tiers || n > kLongKey) return merge(p, n, out);
+  if (!cache->tiers || n > kLongKey) {
+    if (!encode_cut(p, n, cache, out)) merge(p, n, out);
+    return;
+  }
   Tiers& tiers = *cache->tiers;
   if (n <= kCacheKey) {
     const CacheLine* line = tiers.big.find(h, [&](const CacheLine& l) {
@@ -563,7 +647,7 @@ void BytePairModel::cached_merge(const uint8_t* p, size_t n, const ShortKey& k, 
   });
   if (line) return append_ids(*line, out);
   size_t before = out.size();
-  merge(p, n, out);
+  if (!encode_cut(p, n, cache, out)) merge(p, n, out);
   const uint32_t* ids = out.data() + before;
   size_t count = out.size() - before;
   if (n <= kCacheKey && count <= kCacheIds)

@@ -47,10 +47,13 @@ class BytePairModel {
   // its hot tier to this model: call it once per text, not per piece.
   struct HotEntry {
     uint64_t lo, hi;  // the key, as a ShortKey
-    uint32_t tag;     // hot_tag(epoch, key length) | count << 24; epoch 0: empty
+    uint32_t tag;     // hot_tag(epoch, key length) [| kStretchTag] | count << 24; epoch 0: empty
     uint32_t ids[3];  // count 4: four 24-bit ids, the fourth in the top bytes (emit_ids)
   };
   static uint32_t hot_tag(uint16_t epoch, size_t len) { return epoch | uint32_t(len) << 16; }
+  // The tag bit of a stretch of a cut piece (encode_cut), merged without the whole-piece lookup:
+  // never mistaken for a piece of the same bytes.
+  static constexpr uint32_t kStretchTag = uint32_t(1) << 23;
   // Whether hot or victim entry e holds key k for the tag hot_tag(epoch, k's length): the key, the
   // epoch and the length in one test (one branch, rarely mispredicted).
   static bool hot_matches(const HotEntry& e, const ShortKey& k, uint32_t tag) {
@@ -171,6 +174,14 @@ class BytePairModel {
     return p[i] < 0xC0 ? 1 : whole_character(p, i, n, id);
   }
   size_t whole_character(const uint8_t* p, size_t i, size_t n, uint32_t* id) const;  // (first_part's slow half)
+  bool encode_cut(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const;
+  void find_joined_characters(const std::vector<std::pair<uint32_t, std::string>>& tokens);
+  // Whether two 3-byte characters (by their payload bits) may lie side by side in a token: a
+  // one-bit-per-key filter, so "maybe" when they never do is possible, "no" when they do is not.
+  bool maybe_joined(uint32_t left, uint32_t right) const {
+    uint64_t bit = ((uint64_t(left) << 16 | right) * 0x9E3779B97F4A7C15ull) >> joined_shift_;
+    return joined_bits_[bit >> 6] >> (bit & 63) & 1;
+  }
   void find_whole_characters(const std::vector<std::pair<uint32_t, std::string>>& tokens);
   void find_whole_characters_of_pairs(const std::vector<std::pair<uint32_t, std::string>>& tokens,
                                       const std::vector<MergeRule>& merges);
@@ -196,6 +207,9 @@ class BytePairModel {
   };
   std::vector<CharToken> char2_, char3_;
   std::vector<uint32_t> left_bound_, right_bound2_, right_bound3_;
+  // Cuts (session 12): pairs of 3-byte characters found side by side in some token (encode_cut).
+  std::vector<uint64_t> joined_bits_;
+  unsigned joined_shift_ = 64;
   bool whole_piece_lookup_ = true;
   bool rank_rule_ = true;
   uint64_t serial_;  // tells this model's entries apart in the per-thread cache

@@ -73,13 +73,13 @@ def random_multibyte_ranks(seed: int, num_merges: int) -> dict[bytes, int]:
     return ranks
 
 
-def random_substring_ranks(seed: int, count: int) -> dict[bytes, int]:
+def random_substring_ranks(seed: int, count: int, alphabet: str = _MULTIBYTE, longest: int = 6) -> dict[bytes, int]:
     """Byte substrings of random multi-byte text, cut anywhere (across characters too), in random
     rank order: joining tokens that rank below a character's own merges, longer tokens that rank
     below the character, tokens ranked below their parts."""
     rng = random.Random(seed)
-    text = "".join(rng.choice(_MULTIBYTE) for _ in range(300)).encode()
-    pieces = list(dict.fromkeys(text[i:i + rng.randint(2, 6)] for i in (rng.randrange(len(text) - 1)
+    text = "".join(rng.choice(alphabet) for _ in range(300)).encode()
+    pieces = list(dict.fromkeys(text[i:i + rng.randint(2, longest)] for i in (rng.randrange(len(text) - 1)
                                                                         for _ in range(count))))
     rng.shuffle(pieces)
     ranks = {bytes([i]): i for i in range(256)}
@@ -154,13 +154,14 @@ def test_minbpe_golden_example():
 # listed merges. Trained lists rank a merge after the merges of its parts; random lists do not
 # (a space joined to a first byte, a character's token joined to a neighbour, before the merges
 # that make the character).
-def random_multibyte_merges(seed: int, count: int) -> list[tuple[bytes, bytes]]:
+def random_multibyte_merges(seed: int, count: int, alphabet: str = _MULTIBYTE,
+                            longest: int = 6) -> list[tuple[bytes, bytes]]:
     """Substrings of random multi-byte text cut anywhere, each made by a merge of two tokens, the
     merges in random order (a merge may come before those that make its parts, as a tokenizer.json
     may list them)."""
     rng = random.Random(seed)
-    text = "".join(rng.choice(_MULTIBYTE) for _ in range(300)).encode()
-    candidates = {text[i:i + rng.randint(2, 6)] for i in (rng.randrange(len(text) - 1) for _ in range(count))}
+    text = "".join(rng.choice(alphabet) for _ in range(300)).encode()
+    candidates = {text[i:i + rng.randint(2, longest)] for i in (rng.randrange(len(text) - 1) for _ in range(count))}
     vocab, merges = {bytes([b]) for b in range(256)}, []
     for token in sorted(candidates, key=len):  # shorter first: a token's parts are in before it
         splits = [(token[:k], token[k:]) for k in range(1, len(token)) if token[:k] in vocab and token[k:] in vocab]
@@ -189,3 +190,68 @@ def test_whole_characters_of_merges_lists_equal_reference(trained, seed, size, t
         expected = [ranks[p] for piece in reference.split(text, pattern)
                     for p in reference.bpe_piece_with_merges(table, piece.encode())]
         assert tok.encode_ordinary(text) == expected
+
+
+# Cuts (cpp/bpe.cc, encode_cut): a piece is cut between two whole 3-byte characters that no token
+# holds side by side, and each stretch between cuts is merged alone from its bytes (never looked up
+# whole: a stretch may be a token its own bytes do not merge into). Vocabularies trained on words
+# of mostly 3-byte letters (their characters start whole; some pairs of letters are tokens, most
+# are not, so pieces are cut), with a few tokens of random substrings on top (joining tokens,
+# tokens ranked below their parts); both merge rules; each text twice (the second time from the
+# piece cache and the hot tier's stretch entries).
+_RUNS = "中文日本語のテキスト한국" * 3 + "ーаé b"
+
+
+def random_run_ranks(seed: int, num_merges: int, extra: int) -> tuple[dict[bytes, int], list[tuple[bytes, bytes]]]:
+    """A trained vocabulary with `extra` random substrings ranked after it (mostly tokens no merge
+    reaches), and the trained merges."""
+    rng = random.Random(seed)
+    words = {}
+    for _ in range(150):
+        w = "".join(rng.choice(_RUNS) for _ in range(rng.randint(1, 10))).encode()
+        words[w] = words.get(w, 0) + rng.randint(1, 5)
+    merges = reference.train(words, num_merges)
+    ranks = {bytes([i]): i for i in range(256)}
+    for a, b in merges:
+        ranks[a + b] = len(ranks)
+    text = "".join(rng.choice(_RUNS) for _ in range(100)).encode()
+    for _ in range(extra):
+        i = rng.randrange(len(text) - 1)
+        ranks.setdefault(text[i:i + rng.randint(2, 9)], len(ranks))
+    return ranks, merges
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 1000), size=st.integers(20, 200), extra=st.integers(0, 6), pairs=st.booleans(),
+       text=st.text(alphabet=st.sampled_from(list(_RUNS + "\n")), max_size=150))
+def test_cut_pieces_equal_reference(seed, size, extra, pairs, text):
+    ranks, merges = random_run_ranks(seed, size, extra)
+    for pattern in (r" ?[^ \n]+|\s+", r"[^\n]+|\n"):
+        if pairs:
+            table = {m: r for r, m in enumerate(merges)}
+            tok = Tokenizer.from_vocab_merges({i: b for b, i in ranks.items()}, merges, pattern=pattern)
+            expected = [ranks[p] for piece in reference.split(text, pattern)
+                        for p in reference.bpe_piece_with_merges(table, piece.encode())]
+        else:
+            tok = Tokenizer.from_ranks(ranks, pattern=pattern)
+            expected = reference.encode(text, ranks, pattern)
+        assert tok.encode_ordinary(text) == expected
+        assert tok.encode_ordinary(text) == expected
+
+
+def test_a_stretch_that_is_a_token_is_merged_not_looked_up():
+    # "文日本" is a token its bytes never merge into (no token joins two of its letters), so inside
+    # "中文日本" (cut after 中: no token holds 中文) it is three tokens, and alone it is one (the
+    # rank rule's whole-piece shortcut): in either order, neither answer is taken for the other.
+    ranks = {bytes([i]): i for i in range(256)}
+    for ch in "中文日本":
+        ranks[ch.encode()[:2]] = len(ranks)
+        ranks[ch.encode()] = len(ranks)
+    ranks["文日本".encode()] = len(ranks)
+    tok = Tokenizer.from_ranks(ranks, pattern=r"[^\n]+|\n")
+    ids = {ch: ranks[ch.encode()] for ch in "中文日本"}
+    for texts in (["文日本", "中文日本"], ["中文日本", "文日本"]):
+        for text in texts * 2:
+            expected = reference.encode(text, ranks, r"[^\n]+|\n")
+            assert expected == ([ranks["文日本".encode()]] if text == "文日本" else [ids[c] for c in text])
+            assert tok.encode_ordinary(text) == expected

@@ -41,9 +41,11 @@ import json
 import os
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+import sys
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from . import _core
 from .outputs import write_atomic
@@ -526,7 +528,7 @@ def encode_files_ray(
         "format": SHARDS_FORMAT,
         "version": 1,
         "dtype": dtype.name,
-        "byteorder": "little" if np.little_endian else "big",
+        "byteorder": sys.byteorder,
         "tokenizer": getattr(tok, "name", None) or type(tok).__name__,
         "n_vocab": tok.n_vocab,
         "eot_token": eot_id,

@@ -27,9 +27,10 @@ match them as Hugging Face does) and whether decode skips special tokens (`skip_
 from __future__ import annotations
 
 import functools
-from typing import AbstractSet, Collection, Iterable, Iterator, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, AbstractSet, Collection, Iterable, Iterator, Literal, Mapping, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # (numpy is imported where it is used: `import tokenforge` does not load it)
+    import numpy as np
 
 from . import _core as _core_mod
 from . import decoders as _decoders
@@ -588,6 +589,8 @@ class Tokenizer:
         check_text(text)
         if self._fast and self._post is None and self._truncation is None and self._padding is None:
             return self._encode_checked(self._engine.encode_to_numpy, text, allowed_special, disallowed_special)
+        import numpy as np
+
         return np.asarray(self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special,
                                       add_special_tokens=add_special_tokens), dtype=np.uint32)
 

@@ -19,8 +19,10 @@ fields. Not kept: the overflowing windows HF computes with `stride` (tokenforge 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from ..stage import REQUIRED, StageError, read_fields
 
@@ -247,6 +249,8 @@ def pad_batch(rows: list[list[int]], *, pad_id: int | None, padding, max_length:
     width = max([width, *(len(r) for r in rows)])
     if pad_id is None and any(len(r) < width for r in rows):
         raise ValueError("padding needs a pad token in the vocabulary (pad_token=...)")
+    import numpy as np
+
     ids = np.full((len(rows), width), pad_id if pad_id is not None else 0, dtype=np.int64)
     mask = np.zeros((len(rows), width), dtype=np.int64)
     for k, r in enumerate(rows):

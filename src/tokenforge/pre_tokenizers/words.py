@@ -12,6 +12,7 @@ can take text directly; the regexes here are the readable definition and the ora
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -21,18 +22,26 @@ from .base import BEHAVIOR_NAMES, PreTokenizer, apply_behavior
 
 _core.set_word_classes(list(_hf_unicode.WORD), list(_hf_unicode.SPACE), list(_hf_unicode.PUNCT))
 
-_WORD = char_class(_hf_unicode.WORD)
-_NOT_WORD_OR_SPACE = char_class(_hf_unicode.WORD + _hf_unicode.SPACE, negate=True)
-_NOT_SPACE = char_class(_hf_unicode.SPACE, negate=True)
-_PUNCT = char_class(_hf_unicode.PUNCT)
-_NOT_PUNCT_OR_SPACE = char_class(_hf_unicode.PUNCT + _hf_unicode.SPACE, negate=True)
-_NOT_PUNCT = char_class(_hf_unicode.PUNCT, negate=True)
+
+# The regexes are compiled on first use (their character classes are long: compiling them all made
+# `import tokenforge` 13 ms slower).
+@functools.cache
+def _compiled(kind: str) -> re.Pattern:
+    word, space, punct = _hf_unicode.WORD, _hf_unicode.SPACE, _hf_unicode.PUNCT
+    return re.compile({
+        "Whitespace": f"{char_class(word)}+|{char_class(word + space, negate=True)}+",
+        "WhitespaceSplit": f"{char_class(space, negate=True)}+",
+        "BertPreTokenizer": f"{char_class(punct)}|{char_class(punct + space, negate=True)}+",
+        "Punctuation": char_class(punct),
+    }[kind])
 
 
 class _ByRegex(PreTokenizer):
     """Pieces are the matches of `_re` (whatever is between them is dropped)."""
 
-    _re: re.Pattern
+    @property
+    def _re(self) -> re.Pattern:
+        return _compiled(self.kind)
 
     def split_one(self, text: str, at_start: bool):
         return [(m.group(), m.start(), m.end()) for m in self._re.finditer(text)]
@@ -54,7 +63,6 @@ class Whitespace(_ByRegex):
 
     kind = "Whitespace"
     native = 0
-    _re = re.compile(f"{_WORD}+|{_NOT_WORD_OR_SPACE}+")
 
 
 class WhitespaceSplit(_ByRegex):
@@ -62,7 +70,6 @@ class WhitespaceSplit(_ByRegex):
 
     kind = "WhitespaceSplit"
     native = 1
-    _re = re.compile(f"{_NOT_SPACE}+")
 
 
 class BertPreTokenizer(_ByRegex):
@@ -70,10 +77,6 @@ class BertPreTokenizer(_ByRegex):
 
     kind = "BertPreTokenizer"
     native = 2
-    _re = re.compile(f"{_PUNCT}|{_NOT_PUNCT_OR_SPACE}+")
-
-
-_PUNCT_CHAR = re.compile(_PUNCT)
 
 
 class Punctuation(PreTokenizer):
@@ -88,7 +91,7 @@ class Punctuation(PreTokenizer):
         self.native = 3 if self.behavior == "isolated" else None
 
     def split_one(self, text: str, at_start: bool):
-        return apply_behavior(text, [m.span() for m in _PUNCT_CHAR.finditer(text)], self.behavior)
+        return apply_behavior(text, [m.span() for m in _compiled("Punctuation").finditer(text)], self.behavior)
 
     def split(self, text: str) -> list[str]:
         if self.native is not None:

@@ -26,9 +26,10 @@ from __future__ import annotations
 import gc
 import math
 from collections import Counter
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from .. import _core
 from .model_file import NORMAL, UNKNOWN
@@ -39,6 +40,8 @@ EXPECTED_FREQUENCY_THRESHOLD = 0.5
 
 def digamma(x: np.ndarray) -> np.ndarray:
     """psi(x) for x > 0: the recurrence up to x >= 6, then the asymptotic series."""
+    import numpy as np  # (here, not at the top: `import tokenforge` does not load numpy)
+
     x = np.asarray(x, dtype=np.float64).copy()
     result = np.zeros_like(x)
     small = x < 6
@@ -160,6 +163,8 @@ def _train_unigram(
     texts, vocab_size, *, byte_fallback, character_coverage, max_piece_length, seed_size, shrinking_factor,
     num_sub_iterations, add_dummy_prefix, remove_extra_whitespaces, verbose, charsmap, normalizer_name,
 ):
+    import numpy as np  # (here, not at the top: `import tokenforge` does not load numpy)
+
     from .tokenizer import SentencePieceTokenizer
 
     meta = 3 + (256 if byte_fallback else 0)  # <unk> <s> </s> [bytes]

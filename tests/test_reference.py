@@ -61,11 +61,11 @@ def test_pair_merge_rule_equals_reference(seed, text):
 _MULTIBYTE = "аДжΩé中ー한 b"
 
 
-def random_multibyte_ranks(seed: int, num_merges: int) -> dict[bytes, int]:
+def random_multibyte_ranks(seed: int, num_merges: int, alphabet: str = _MULTIBYTE) -> dict[bytes, int]:
     rng = random.Random(seed)
     words = {}
     for _ in range(200):
-        w = "".join(rng.choice(_MULTIBYTE) for _ in range(rng.randint(1, 8))).encode()
+        w = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))).encode()
         words[w] = words.get(w, 0) + rng.randint(1, 5)
     ranks = {bytes([i]): i for i in range(256)}
     for a, b in reference.train(words, num_merges):
@@ -73,13 +73,13 @@ def random_multibyte_ranks(seed: int, num_merges: int) -> dict[bytes, int]:
     return ranks
 
 
-def random_substring_ranks(seed: int, count: int, alphabet: str = _MULTIBYTE, longest: int = 6) -> dict[bytes, int]:
+def random_substring_ranks(seed: int, count: int) -> dict[bytes, int]:
     """Byte substrings of random multi-byte text, cut anywhere (across characters too), in random
     rank order: joining tokens that rank below a character's own merges, longer tokens that rank
     below the character, tokens ranked below their parts."""
     rng = random.Random(seed)
-    text = "".join(rng.choice(alphabet) for _ in range(300)).encode()
-    pieces = list(dict.fromkeys(text[i:i + rng.randint(2, longest)] for i in (rng.randrange(len(text) - 1)
+    text = "".join(rng.choice(_MULTIBYTE) for _ in range(300)).encode()
+    pieces = list(dict.fromkeys(text[i:i + rng.randint(2, 6)] for i in (rng.randrange(len(text) - 1)
                                                                         for _ in range(count))))
     rng.shuffle(pieces)
     ranks = {bytes([i]): i for i in range(256)}
@@ -154,14 +154,13 @@ def test_minbpe_golden_example():
 # listed merges. Trained lists rank a merge after the merges of its parts; random lists do not
 # (a space joined to a first byte, a character's token joined to a neighbour, before the merges
 # that make the character).
-def random_multibyte_merges(seed: int, count: int, alphabet: str = _MULTIBYTE,
-                            longest: int = 6) -> list[tuple[bytes, bytes]]:
+def random_multibyte_merges(seed: int, count: int) -> list[tuple[bytes, bytes]]:
     """Substrings of random multi-byte text cut anywhere, each made by a merge of two tokens, the
     merges in random order (a merge may come before those that make its parts, as a tokenizer.json
     may list them)."""
     rng = random.Random(seed)
-    text = "".join(rng.choice(alphabet) for _ in range(300)).encode()
-    candidates = {text[i:i + rng.randint(2, longest)] for i in (rng.randrange(len(text) - 1) for _ in range(count))}
+    text = "".join(rng.choice(_MULTIBYTE) for _ in range(300)).encode()
+    candidates = {text[i:i + rng.randint(2, 6)] for i in (rng.randrange(len(text) - 1) for _ in range(count))}
     vocab, merges = {bytes([b]) for b in range(256)}, []
     for token in sorted(candidates, key=len):  # shorter first: a token's parts are in before it
         splits = [(token[:k], token[k:]) for k in range(1, len(token)) if token[:k] in vocab and token[k:] in vocab]
@@ -203,17 +202,11 @@ _RUNS = "中文日本語のテキスト한국" * 3 + "ーаé b"
 
 
 def random_run_ranks(seed: int, num_merges: int, extra: int) -> tuple[dict[bytes, int], list[tuple[bytes, bytes]]]:
-    """A trained vocabulary with `extra` random substrings ranked after it (mostly tokens no merge
-    reaches), and the trained merges."""
+    """A vocabulary trained on runs of _RUNS with `extra` random substrings ranked after it (mostly
+    tokens no merge reaches), and the trained merges."""
+    ranks = random_multibyte_ranks(seed, num_merges, _RUNS)
+    merges = reference.recover_merges(ranks)
     rng = random.Random(seed)
-    words = {}
-    for _ in range(150):
-        w = "".join(rng.choice(_RUNS) for _ in range(rng.randint(1, 10))).encode()
-        words[w] = words.get(w, 0) + rng.randint(1, 5)
-    merges = reference.train(words, num_merges)
-    ranks = {bytes([i]): i for i in range(256)}
-    for a, b in merges:
-        ranks[a + b] = len(ranks)
     text = "".join(rng.choice(_RUNS) for _ in range(100)).encode()
     for _ in range(extra):
         i = rng.randrange(len(text) - 1)

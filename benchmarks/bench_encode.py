@@ -106,8 +106,9 @@ def real_corpus(mb: float) -> dict[str, str]:
             for k in ("english", "multilingual", "code")}
 
 
-def libraries(name: str) -> dict:
-    """name -> {output kind: encode function} for one encoding; ids of "list" kinds are lists."""
+def libraries(name: str, only: str | None = None) -> dict:
+    """name -> {output kind: encode function} for one encoding; ids of "list" kinds are lists. With
+    `only`, of the peers only that one is loaded (tokenforge and tiktoken always are)."""
     import tiktoken
 
     import tokenforge
@@ -118,21 +119,30 @@ def libraries(name: str) -> dict:
         "tokenforge": {"list": tf.encode_ordinary, "numpy": tf.encode_to_numpy},
         "tiktoken": {"list": tk.encode_ordinary},
     }
-    try:
+
+    def load(lib, make):
+        if only not in (None, lib):
+            return
+        try:
+            libs[lib] = make()
+        except Exception as e:  # not installed, or cannot read the file
+            PEERS_MISSING.add(f"{lib} ({type(e).__name__})")
+
+    def gigatoken_kinds():
         import gigatoken
 
         g = gigatoken.Tokenizer.from_tiktoken(path).backend
-        libs["gigatoken"] = {"list": lambda t: g.encode_batch_list([t], parallel=False)[0], "numpy": g.encode}
-    except Exception as e:  # not installed, or cannot read the file
-        PEERS_MISSING.add(f"gigatoken ({type(e).__name__})")
-    try:
+        return {"list": lambda t: g.encode_batch_list([t], parallel=False)[0], "numpy": g.encode}
+
+    def fastokens_kinds():
         os.environ["FASTOKENS_BPE_THREADS"] = "1"
         import fastokens
 
         f = fastokens.Tokenizer.from_tiktoken(path, encoding=name)
-        libs["fastokens"] = {"list": lambda t: f.encode_ordinary(t).ids}
-    except Exception as e:
-        PEERS_MISSING.add(f"fastokens ({type(e).__name__})")
+        return {"list": lambda t: f.encode_ordinary(t).ids}
+
+    load("gigatoken", gigatoken_kinds)
+    load("fastokens", fastokens_kinds)
     return libs
 
 
@@ -228,9 +238,8 @@ def one_process(args) -> None:
     warms up on the corpus's first slice, then encodes the next --fresh slices once each; prints
     MB/s (CPU time)."""
     lib, kind, name, corpus_name = args.one
-    text = real_corpus(args.mb)[corpus_name]
-    parts = [text[i:i + args.slice] for i in range(0, len(text) - args.slice + 1, args.slice)][: args.fresh + 1]
-    print(f"{round_throughput(libraries(name)[lib][kind], parts[0], parts[1:]):.2f}")
+    warm, fresh = slices(real_corpus(args.mb)[corpus_name], args.slice, 1, args.fresh)[0]
+    print(f"{round_throughput(libraries(name, only=lib)[lib][kind], warm, fresh):.2f}")
 
 
 def turns_table(args) -> None:

@@ -543,7 +543,7 @@ bool BytePairModel::encode_cut(const uint8_t* p, size_t n, Cache* cache, std::ve
     // whose pairs are tokens was scanned to the end, then merged: 20% slower than without cuts).
     if (!cut && i >= 192) return false;
     uint32_t id;
-    if (p[i] < 0xE0 || p[i] >= 0xF0 || whole_character(p, i, n, &id) != 3) {
+    if (!three_byte_lead(i) || whole_character(p, i, n, &id) != 3) {
       ++i;
       continue;
     }

@@ -7,6 +7,7 @@ the network: TOKENFORGE_OFFLINE makes a missing file an error instead of a downl
 import os
 import pathlib
 import runpy
+import shutil
 import sys
 import sysconfig
 import tempfile
@@ -25,7 +26,7 @@ SHARED = pathlib.Path(__file__).resolve().parents[1].parent / "shared"
 if not (SHARED / "vocab").is_dir():
     raise RuntimeError(f"the tests need the shared data folder at {SHARED} (see README)")
 
-_CACHE = pathlib.Path(tempfile.mkdtemp(prefix="tokenforge-test-cache-"))
+_CACHE = pathlib.Path(tempfile.mkdtemp(prefix="tokenforge-test-cache-"))  # removed by pytest_unconfigure
 runpy.run_path(str(SHARED / "tools" / "tiktoken_cache.py"), run_name="not_main")["main"](_CACHE / "tiktoken")
 os.environ["TIKTOKEN_CACHE_DIR"] = str(_CACHE / "tiktoken")
 os.environ["TOKENFORGE_CACHE_DIR"] = str(_CACHE / "tokenforge")
@@ -83,3 +84,7 @@ def shared_dir() -> pathlib.Path:
 
 
 sys.dont_write_bytecode = True
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_CACHE, ignore_errors=True)

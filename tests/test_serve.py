@@ -388,7 +388,7 @@ def test_bad_tokenizer_file_fails_at_start(tmp_path):
 # The page in a real browser
 
 
-def _chrome():
+def _chrome(tmp_path):
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install '.[test]')")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver_path = shutil.which("chromedriver")
@@ -401,7 +401,8 @@ def _chrome():
                 "--window-size=1400,1000", "--force-device-scale-factor=1", "--no-first-run",
                 "--disable-extensions", "--disable-background-networking"):
         options.add_argument(arg)
-    service = webdriver.ChromeService(executable_path=driver_path)
+    # chromium leaves its singleton-socket folders in TMPDIR: the test's tmp_path, not /tmp.
+    service = webdriver.ChromeService(executable_path=driver_path, env={**os.environ, "TMPDIR": str(tmp_path)})
     return webdriver.Chrome(options=options, service=service)
 
 
@@ -415,13 +416,13 @@ def _wait(predicate, what, timeout=20.0):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_page_in_headless_chromium(server, tags_tokenizer_file):
+def test_page_in_headless_chromium(server, tags_tokenizer_file, tmp_path):
     from selenium.common.exceptions import NoAlertPresentException
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    driver = _chrome()
+    driver = _chrome(tmp_path)
     try:
         driver.get(server.url)
         _wait(lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), "the tokenizer list")
@@ -661,12 +662,12 @@ def test_connections_are_capped():
         _stop(server, thread)
 
 
-def test_page_state_in_the_url_invisibles_keyboard_and_bars(server):
+def test_page_state_in_the_url_invisibles_keyboard_and_bars(server, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import Select
 
-    driver = _chrome()
+    driver = _chrome(tmp_path)
     try:
         # A shared link: a model name (gpt-4o -> o200k_base), the compare view with gpt2, and text.
         text = "Soft\u00adhyphen, zero\u200bwidth, \ufeffBOM and a\x0cform feed"
@@ -723,11 +724,11 @@ def test_page_state_in_the_url_invisibles_keyboard_and_bars(server):
         driver.quit()
 
 
-def test_page_pages_through_long_answers():
+def test_page_pages_through_long_answers(tmp_path):
     from selenium.webdriver.common.by import By
 
     server, thread = _start(encodings=["cl100k_base"], max_tokens=30)
-    driver = _chrome()
+    driver = _chrome(tmp_path)
     try:
         text = "one two three " * 30  # 91 tokens: pages of 30, 30, 30, 1
         from urllib.parse import quote
@@ -861,13 +862,13 @@ def test_bad_chat_messages_are_400(server, messages, message):
     assert status == 400 and message in answer["error"], answer
 
 
-def test_page_chat_input(server):
+def test_page_chat_input(server, tmp_path):
     from urllib.parse import quote
 
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    driver = _chrome()
+    driver = _chrome(tmp_path)
     try:
         driver.get(server.url)
         _wait(lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), "the page")

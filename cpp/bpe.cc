@@ -370,10 +370,35 @@ size_t index2(const uint8_t* c) { return size_t(c[0] & 0x1F) << 6 | (c[1] & 0x3F
 size_t index3(const uint8_t* c) { return size_t(c[0] & 0x0F) << 12 | size_t(c[1] & 0x3F) << 6 | (c[2] & 0x3F); }
 }  // namespace
 
-void BytePairModel::find_whole_characters(const std::vector<std::pair<uint32_t, std::string>>& tokens) {
+void BytePairModel::clear_whole_characters() {
   left_bound_.assign(256 * 64, kNoToken);
   right_bound2_.assign(64 * 256, kNoToken);
   right_bound3_.assign(64 * 256, kNoToken);
+  char2_.assign(2048, {0, kNoToken});
+  char3_.assign(65536, {0, kNoToken});
+}
+
+void BytePairModel::lower_left_bound(uint8_t prev, const uint8_t* part, size_t part_len, uint32_t rank) {
+  // part: a 2- or 3-byte character's first byte, or a 3-byte character's first two
+  if ((part_len == 1 && part[0] >= 0xC0 && part[0] < 0xF0) ||
+      (part_len == 2 && part[0] >= 0xE0 && part[0] < 0xF0 && continuation(part[1]))) {
+    uint32_t& bound = left_bound_[prev * 64 + (part[0] - 0xC0)];
+    bound = std::min(bound, rank);
+  }
+}
+
+void BytePairModel::lower_right_bound(const uint8_t* part, size_t part_len, uint8_t next, uint32_t rank) {
+  auto lower = [rank](uint32_t& bound) { bound = std::min(bound, rank); };
+  if (part_len == 1 && continuation(part[0])) {  // the last byte of a 2- or 3-byte character
+    lower(right_bound2_[(part[0] - 0x80) * 256 + next]);
+    lower(right_bound3_[(part[0] - 0x80) * 256 + next]);
+  } else if (part_len == 2 && continuation(part[0]) && continuation(part[1])) {  // a 3-byte one's last two
+    lower(right_bound3_[(part[1] - 0x80) * 256 + next]);
+  }
+}
+
+void BytePairModel::find_whole_characters(const std::vector<std::pair<uint32_t, std::string>>& tokens) {
+  clear_whole_characters();
   std::vector<uint32_t> inside2(2048, kNoToken), inside3(65536, kNoToken);  // (b): the lowest rank of a longer token
   for (const auto& token : tokens) {
     const uint8_t* t = reinterpret_cast<const uint8_t*>(token.second.data());
@@ -381,14 +406,11 @@ void BytePairModel::find_whole_characters(const std::vector<std::pair<uint32_t, 
     uint32_t rank = token.first;
     auto lower = [rank](uint32_t& bound) { bound = std::min(bound, rank); };
     if (n < 2) continue;
-    if (t[n - 1] >= 0xC0 && t[n - 1] < 0xF0) lower(left_bound_[t[n - 2] * 64 + (t[n - 1] - 0xC0)]);
-    if (n >= 3 && t[n - 2] >= 0xE0 && t[n - 2] < 0xF0 && continuation(t[n - 1]))
-      lower(left_bound_[t[n - 3] * 64 + (t[n - 2] - 0xC0)]);
-    if (continuation(t[0])) {
-      lower(right_bound2_[(t[0] - 0x80) * 256 + t[1]]);
-      lower(right_bound3_[(t[0] - 0x80) * 256 + t[1]]);
-    }
-    if (n >= 3 && continuation(t[0]) && continuation(t[1])) lower(right_bound3_[(t[1] - 0x80) * 256 + t[2]]);
+    // (c): the token ends with a character's first byte or two, or starts with its last byte or two
+    lower_left_bound(t[n - 2], t + n - 1, 1, rank);
+    if (n >= 3) lower_left_bound(t[n - 3], t + n - 2, 2, rank);
+    lower_right_bound(t, 1, t[1], rank);
+    if (n >= 3) lower_right_bound(t, 2, t[2], rank);
     for (size_t i = 0; i < n;) {  // the characters inside (every one starts at a first byte)
       size_t k = t[i] >= 0xC0 && t[i] < 0xE0 ? 2 : t[i] >= 0xE0 && t[i] < 0xF0 ? 3 : 1;
       if (k > 1 && i + k <= n && continuation(t[i + 1]) && (k == 2 || continuation(t[i + 2]))) {
@@ -399,8 +421,6 @@ void BytePairModel::find_whole_characters(const std::vector<std::pair<uint32_t, 
       }
     }
   }
-  char2_.assign(2048, {0, kNoToken});
-  char3_.assign(65536, {0, kNoToken});
   for (const auto& token : tokens) {
     const uint8_t* t = reinterpret_cast<const uint8_t*>(token.second.data());
     size_t n = token.second.size();
@@ -430,9 +450,7 @@ void BytePairModel::find_whole_characters_of_pairs(const std::vector<std::pair<u
   std::unordered_map<uint32_t, const std::string*> bytes_of_id;
   bytes_of_id.reserve(tokens.size());
   for (const auto& t : tokens) bytes_of_id.emplace(t.first, &t.second);
-  left_bound_.assign(256 * 64, kNoToken);
-  right_bound2_.assign(64 * 256, kNoToken);
-  right_bound3_.assign(64 * 256, kNoToken);
+  clear_whole_characters();
   std::unordered_map<uint32_t, uint32_t> beside;  // (b): a token -> the lowest rank of a merge with it on a side
   for (size_t r = 0; r < merges.size(); ++r) {
     auto l = bytes_of_id.find(merges[r].left), x = bytes_of_id.find(merges[r].right);
@@ -441,16 +459,9 @@ void BytePairModel::find_whole_characters_of_pairs(const std::vector<std::pair<u
     const uint8_t* b = reinterpret_cast<const uint8_t*>(x->second->data());
     size_t na = l->second->size(), nb = x->second->size();
     uint32_t rank = uint32_t(r);
-    auto lower = [rank](uint32_t& bound) { bound = std::min(bound, rank); };
-    // (c) left: the right part is a character's first byte, or a 3-byte character's first two.
-    if ((nb == 1 && b[0] >= 0xC0 && b[0] < 0xF0) || (nb == 2 && b[0] >= 0xE0 && b[0] < 0xF0 && continuation(b[1])))
-      lower(left_bound_[a[na - 1] * 64 + (b[0] - 0xC0)]);
-    // (c) right: the left part is a character's last byte, or a 3-byte character's last two.
-    if (na == 1 && continuation(a[0])) {
-      lower(right_bound2_[(a[0] - 0x80) * 256 + b[0]]);
-      lower(right_bound3_[(a[0] - 0x80) * 256 + b[0]]);
-    }
-    if (na == 2 && continuation(a[0]) && continuation(a[1])) lower(right_bound3_[(a[1] - 0x80) * 256 + b[0]]);
+    // (c): the right part is a character's first byte or two, or the left part its last byte or two
+    lower_left_bound(a[na - 1], b, nb, rank);
+    lower_right_bound(a, na, b[0], rank);
     for (uint32_t side : {merges[r].left, merges[r].right}) {
       auto [it, fresh] = beside.emplace(side, rank);
       if (!fresh) it->second = std::min(it->second, rank);
@@ -465,8 +476,6 @@ void BytePairModel::find_whole_characters_of_pairs(const std::vector<std::pair<u
     auto it = beside.find(id);
     return it == beside.end() || it->second > own;
   };
-  char2_.assign(2048, {0, kNoToken});
-  char3_.assign(65536, {0, kNoToken});
   for (const auto& token : tokens) {
     const uint8_t* t = reinterpret_cast<const uint8_t*>(token.second.data());
     size_t n = token.second.size();

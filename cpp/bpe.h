@@ -185,6 +185,12 @@ class BytePairModel {
   void find_whole_characters(const std::vector<std::pair<uint32_t, std::string>>& tokens);
   void find_whole_characters_of_pairs(const std::vector<std::pair<uint32_t, std::string>>& tokens,
                                       const std::vector<MergeRule>& merges);
+  // The two rules' shared steps: empty tables, and condition (c) for one token or merge of rank
+  // `rank` that joins `part` (part_len bytes) to a neighbour ending in byte `prev` / starting with
+  // byte `next`; parts that are not a character's first (last) byte or two change nothing.
+  void clear_whole_characters();
+  void lower_left_bound(uint8_t prev, const uint8_t* part, size_t part_len, uint32_t rank);
+  void lower_right_bound(const uint8_t* part, size_t part_len, uint8_t next, uint32_t rank);
 
   std::string arena_;           // the bytes of the long tokens, back to back; long_tokens_ points into it
   ShortTokenMap short_tokens_;  // tokens of up to 16 bytes, bytes inline

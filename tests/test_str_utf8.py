@@ -55,6 +55,31 @@ def test_ascii_runs_at_every_alignment():
                 assert enc.encode_ordinary(_fresh(text)) == ref.encode_ordinary(text), (wide, before, after)
 
 
+# Byte for byte: byte-level BPE decodes to exactly the bytes it encoded, so the converter's output
+# comes back whole. Code points of every UTF-8 length, placed at every position of the converter's
+# 8-unit blocks (ASCII blocks are narrowed at once, any other block one code point at a time),
+# in strs of every kind.
+@pytest.mark.parametrize("widest", ["\u00ff", "\uffff", "\U0010ffff"], ids=["latin1", "ucs2", "ucs4"])
+def test_conversion_is_the_utf8_of_the_str_byte_for_byte(widest):
+    enc = tokenforge.get_encoding("cl100k_base")
+    wide = [c for c in ["\u0080", "é", "\u07ff", "\u0800", "中", "\ud7ff", "\ue000", "\uffff", "😀",
+                        "\U0010ffff"] if c <= widest]
+    base = "ab cd ef gh ij kl mn op qr st"
+    for length in range(26):
+        for at in range(length + 1):
+            for c in wide:
+                text = _fresh(base[:at] + c + base[at:length] + widest)  # (widest: the str's kind)
+                assert enc.decode_bytes(enc.encode_ordinary(text)) == text.encode(), (text, at)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60))
+def test_conversion_of_any_text_is_its_utf8(text):
+    enc = tokenforge.get_encoding("o200k_base")
+    assert enc.decode_bytes(enc.encode_ordinary(_fresh(text))) == text.encode()
+    assert enc.decode_bytes(enc.encode_to_numpy(_fresh(text)).tolist()) == text.encode()
+
+
 def test_no_utf8_copy_is_left_in_the_str():
     enc = tokenforge.get_encoding("cl100k_base")
     for make in [lambda: "café au lait " * 20, lambda: "Режим списку — 中文 " * 20, lambda: "😀 emoji " * 20]:

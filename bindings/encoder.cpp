@@ -513,6 +513,11 @@ const Encoder& encoder_of(nb::handle core) {
 
 void bind_encoder(nb::module_& m) {
   m.def("parse_tiktoken", &parse_tiktoken, nb::arg("data"));
+  // Whether a str holds a lone surrogate (it has no UTF-8): read in place, without converting it.
+  m.def("has_surrogates", [](nb::handle text) {
+    StrForm form(text.ptr());  // (kind 0: ASCII, or a UTF-8 CPython made, so none)
+    return form.kind != 0 && has_surrogate(form.data, form.kind, form.length);
+  }, nb::arg("text"));
   nb::exception<UnsupportedPatternError>(m, "UnsupportedPattern", PyExc_ValueError);
   nb::exception<DisallowedSpecialError>(m, "DisallowedSpecial", PyExc_ValueError);
   nb::class_<PyPattern>(m, "Pattern")

@@ -108,6 +108,38 @@ size_t convert(const Unit* s, size_t n, uint8_t* out) {
 
 }  // namespace str_utf8_detail
 
+// Whether the n code units at `units` (kind 1, 2 or 4) hold a surrogate (U+D800..U+DFFF): a str
+// that has no UTF-8. Eight units at a time: a unit u is a surrogate when u - 0xD800 (wrapping) is
+// below 0x800.
+inline bool has_surrogate(const void* units, int kind, size_t n) {
+  if (kind == 1) return false;
+  size_t i = 0;
+  if (kind == 2) {
+    const uint16_t* s = static_cast<const uint16_t*>(units);
+#ifdef __SSE2__
+    const __m128i base = _mm_set1_epi16(short(0xD800)), high = _mm_set1_epi16(short(0xF800));
+    for (; i + 8 <= n; i += 8) {
+      __m128i t = _mm_sub_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)), base);
+      if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(t, high), _mm_setzero_si128())) != 0) return true;
+    }
+#endif
+    for (; i < n; ++i)
+      if (uint16_t(s[i] - 0xD800) < 0x800) return true;
+    return false;
+  }
+  const uint32_t* s = static_cast<const uint32_t*>(units);
+#ifdef __SSE2__
+  const __m128i base = _mm_set1_epi32(0xD800), high = _mm_set1_epi32(int(0xFFFFF800));
+  for (; i + 4 <= n; i += 4) {
+    __m128i t = _mm_sub_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)), base);
+    if (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(t, high), _mm_setzero_si128())) != 0) return true;
+  }
+#endif
+  for (; i < n; ++i)
+    if (s[i] - 0xD800u < 0x800u) return true;
+  return false;
+}
+
 // Writes the UTF-8 of the n code points at `units` (each `kind` bytes: 1, 2 or 4) to out, which
 // has room for 2n bytes (kind 1), 3n (kind 2) or 4n (kind 4). Returns the number of bytes written,
 // or SIZE_MAX at a surrogate (U+D800..U+DFFF has no UTF-8; the caller lets CPython raise its

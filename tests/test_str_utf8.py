@@ -209,3 +209,21 @@ def test_other_families_every_kind_of_str(other_families, kind, data):
         assert [ours.encode(t, add_special_tokens=False) for t in fresh] == expected
         assert ours.encode_batch(fresh, add_special_tokens=False, num_threads=2) == expected
         assert [sys.getsizeof(t) for t in fresh] == sizes
+
+
+# has_surrogates reads the str in place (8 code units at a time): it must agree with CPython's
+# encoder for every kind of str, a surrogate at any position of the blocks or none.
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(sorted(_KINDS)), data=st.data())
+def test_has_surrogates_agrees_with_cpython(kind, data):
+    from tokenforge.stage import has_surrogates
+
+    text = data.draw(st.lists(st.one_of(_text(kind), st.sampled_from(["\ud800", "\udbff", "\udc00", "\udfff",
+                                                                        "\ud7ff", "\ue000"])), max_size=5))
+    text = "".join(text)
+    try:
+        text.encode("utf-8")
+        expected = False
+    except UnicodeEncodeError:
+        expected = True
+    assert has_surrogates(_fresh(text)) == expected

@@ -545,10 +545,12 @@ class Tokenizer:
         """The stage-by-stage path: added tokens, then each stretch of text between them."""
         ids: list[int] = []
         for k, part in enumerate(self._parts(text, allowed)):
-            if isinstance(part, str):
-                ids += self._encode_stretch(part, k == 0)
-            else:
+            if not isinstance(part, str):
                 ids.append(part)
+            elif ids:
+                ids += self._encode_stretch(part, k == 0)
+            else:  # (the first stretch's list itself: a text without added tokens is not copied)
+                ids = self._encode_stretch(part, k == 0)
         return ids
 
     def _parts(self, text: str, allowed):
@@ -565,7 +567,7 @@ class Tokenizer:
                 yield sub if sub_id is None else sub_id
 
     def _encode_stretch(self, text: str, at_start: bool) -> list[int]:
-        """Normalized text without added tokens -> ids (pre-tokenizer and model)."""
+        """Normalized text without added tokens -> ids (pre-tokenizer and model), a new list."""
         if not text:
             return []
         model = self._model

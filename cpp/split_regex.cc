@@ -893,7 +893,10 @@ struct SplitRegex::Dfa {
   const SplitRegex* re = nullptr;
   std::vector<std::vector<uint32_t>> states;
   std::map<std::vector<uint32_t>, int32_t> ids;
-  std::vector<int32_t> trans;  // [state * symbols + symbol]: -1 unknown, else (next + 1) * 2 + matched
+  // [state * symbols + symbol]: -1 unknown, else (next + 1) * symbols * 2 + matched, so that the
+  // next state's row starts at t / 2 - symbols (no multiply on the matcher's path from byte to
+  // byte); t is 0 or 1 where no thread goes on.
+  std::vector<int32_t> trans;
   int32_t start[2] = {-1, -1};  // at the beginning of the text, elsewhere
   std::vector<uint64_t> mark;
   uint64_t generation = 0;
@@ -997,8 +1000,9 @@ struct SplitRegex::Dfa {
       if (!eof && re->member_[in.set * re->num_symbols_ + symbol]) closure(next, in.x, false, -1);
     }
     *work += re->prog_.size();
+    if ((states.size() + 1) * re->num_symbols_ * 2 + 1 > size_t(INT32_MAX)) return -2;  // (t would not fit)
     int32_t target = next.empty() ? -1 : intern(next);
-    int32_t t = (target + 1) * 2 + (matched ? 1 : 0);
+    int32_t t = int32_t(size_t(target + 1) * re->num_symbols_ * 2) + (matched ? 1 : 0);
     trans[size_t(state) * re->num_symbols_ + symbol] = t;
     return t;
   }
@@ -1033,30 +1037,34 @@ size_t SplitRegex::Search::match_at_dfa(size_t i) {
   const uint32_t symbols = re_.num_symbols_;
   const uint8_t* s = s_;
   const size_t n = n_;
-  int32_t state = d.start_state(i == 0);
+  const size_t start_row = size_t(d.start_state(i == 0)) * symbols;
   const int32_t* trans = d.trans.data();  // (moves when a state is added: after start_state, compute)
-  size_t best = npos, pos = i, steps = 0;
+  size_t best = npos, pos = i, steps = 0, row = start_row;  // row: where the state's moves start
   while (true) {
+    size_t from = pos, len = 1;
+    int32_t t;
+    uint32_t sym;
     // ASCII bytes (but the last byte of the text, which may be a final newline) are their own
     // symbols: a tight loop over known moves, its state in registers (4x fewer instructions per
-    // byte of English than one symbol_of call and one general step per byte).
-    const int32_t* row = trans + size_t(state) * symbols;
-    size_t from = pos;
-    for (; pos + 1 < n && s[pos] < 0x80; ++pos) {
-      int32_t t = row[s[pos]];
+    // byte of English than one symbol_of call and one general step per byte). It ends with the
+    // move it could not take, which the general step below then takes from t (without reading
+    // it again).
+    for (;; ++pos) {
+      if (pos + 1 >= n || s[pos] >= 0x80) {
+        sym = pos < n ? re_.symbol_of(s, n, pos, &len) : re_.eof_symbol_;
+        t = trans[row + sym];
+        break;
+      }
+      sym = s[pos];
+      t = trans[row + sym];
       if (t <= 1) break;  // unknown (< 0), or the end of every thread (0, 1): the general step
       if (t & 1) best = pos;
-      row = trans + size_t((t >> 1) - 1) * symbols;
+      row = size_t(t >> 1) - symbols;
     }
-    steps += pos - from;
-    state = int32_t((row - trans) / symbols);
+    steps += pos - from + 1;
     // One general step: any symbol, a move to compute, the end.
-    size_t len = 1;
-    uint32_t sym = pos + 1 < n && s[pos] < 0x80 ? s[pos] : pos < n ? re_.symbol_of(s, n, pos, &len) : re_.eof_symbol_;
-    int32_t t = trans[size_t(state) * symbols + sym];
-    ++steps;
     if (t < 0) {
-      t = d.compute(state, sym, &work_);
+      t = d.compute(int32_t(row / symbols), sym, &work_);
       if (t == -2) {  // too many states: drop them, and let the Pike VM finish this search
         d.reset(re_);
         work_ += steps;
@@ -1065,8 +1073,8 @@ size_t SplitRegex::Search::match_at_dfa(size_t i) {
       trans = d.trans.data();
     }
     if (t & 1) best = pos;
-    state = (t >> 1) - 1;
-    if (state < 0 || pos >= n) break;
+    if (t <= 1 || pos >= n) break;
+    row = size_t(t >> 1) - symbols;
     pos += len;
   }
   work_ += steps;

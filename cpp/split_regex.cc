@@ -6,6 +6,9 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "per_thread.h"
 #include "unicode.h"
@@ -901,6 +904,13 @@ struct SplitRegex::Dfa {
   std::vector<uint64_t> mark;
   uint64_t generation = 0;
   std::vector<uint32_t> stack, resolved, next;
+  // The ASCII bytes on which the start state (not at the text's beginning) may move, as at most
+  // kLiveRanges ranges [live_lo, live_hi] ('\n' always among them: its symbol depends on its
+  // position), for skip_dead_starts to pass over the others 16 at a time. Made on first use;
+  // live_ranges < 0: not made yet, > kLiveRanges: too many ranges (the byte-by-byte loop only).
+  static constexpr int kLiveRanges = 4;
+  int live_ranges = -1;
+  uint8_t live_lo[kLiveRanges], live_hi[kLiveRanges];
 
   void reset(const SplitRegex& r) {
     re = &r;
@@ -909,6 +919,56 @@ struct SplitRegex::Dfa {
     trans.clear();
     start[0] = start[1] = -1;
     mark.assign(r.prog_.size(), 0);
+    live_ranges = -1;
+  }
+
+  // Makes the live ranges above (every ASCII move of the start state computed); false if the
+  // state cache filled up on the way.
+  bool find_live_ranges(uint64_t* work) {
+    int32_t from = start_state(false);
+    const size_t symbols = re->num_symbols_;
+    bool live[128];
+    for (uint32_t b = 0; b < 128; ++b) {
+      int32_t t = b == '\n' ? 1 : trans[size_t(from) * symbols + b];
+      if (t < 0 && (t = compute(from, b, work)) < 0) return false;
+      live[b] = t != 0;
+    }
+    live_ranges = 0;
+    for (uint32_t b = 0; b < 128; ++b) {
+      if (!live[b] || (b > 0 && live[b - 1])) continue;
+      uint32_t e = b;
+      while (e + 1 < 128 && live[e + 1]) ++e;
+      if (live_ranges == kLiveRanges) {
+        live_ranges = kLiveRanges + 1;
+        return true;
+      }
+      live_lo[live_ranges] = uint8_t(b);
+      live_hi[live_ranges] = uint8_t(e);
+      ++live_ranges;
+    }
+    return true;
+  }
+
+  // The first position from i (at most n) whose byte is not ASCII or is in a live range.
+  size_t skip_dead_ascii(const uint8_t* s, size_t n, size_t i) const {
+#ifdef __SSE2__
+    for (; i + 16 <= n; i += 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+      int stop = _mm_movemask_epi8(v);  // bytes >= 0x80
+      for (int r = 0; r < live_ranges; ++r) {  // b in [lo, hi]: (b - lo) saturating-minus (hi - lo) is 0
+        __m128i d = _mm_subs_epu8(_mm_sub_epi8(v, _mm_set1_epi8(char(live_lo[r]))),
+                                  _mm_set1_epi8(char(live_hi[r] - live_lo[r])));
+        stop |= _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128()));
+      }
+      if (stop) return i + size_t(__builtin_ctz(unsigned(stop)));
+    }
+#endif
+    for (; i < n; ++i) {
+      if (s[i] >= 0x80) return i;
+      for (int r = 0; r < live_ranges; ++r)
+        if (s[i] >= live_lo[r] && s[i] <= live_hi[r]) return i;
+    }
+    return n;
   }
 
   int32_t intern(const std::vector<uint32_t>& list) {
@@ -1220,9 +1280,14 @@ void SplitRegex::Search::run_backward(size_t from) {
 size_t SplitRegex::Search::skip_dead_starts(size_t i) {
   Dfa& d = *dfa_;
   const uint32_t symbols = re_.num_symbols_;
+  if (d.live_ranges < 0 && !d.find_live_ranges(&work_)) d.live_ranges = Dfa::kLiveRanges + 1;  // (the cache is full)
   const int32_t start = d.start_state(false);
+  const bool by_blocks = d.live_ranges <= Dfa::kLiveRanges;
   size_t from = i;
   while (i < n_) {
+    // Patterns that rarely match (DeepSeek's digits and CJK runs) pass over most of the text here:
+    // 16 bytes at a time where few ASCII bytes can start a match (session 13).
+    if (by_blocks && (i = d.skip_dead_ascii(s_, n_, i)) >= n_) break;
     uint8_t b = s_[i];
     size_t len = 1;
     uint32_t sym = b < 0x80 && b != '\n' ? b : re_.symbol_of(s_, n_, i, &len);

@@ -43,6 +43,18 @@ def test_arbitrary_text_matches_the_python_stages(name, text):
     assert _core.SplitSequence(SEQUENCES[name]).spans(text) == python_pieces(SEQUENCES[name], text)
 
 
+def test_a_byte_that_may_start_a_match_at_every_offset_after_a_dead_run():
+    # A stage that rarely matches (DeepSeek's digits, its CJK runs) passes over the bytes on which
+    # no match can start 16 at a time; the first digit, letter of another script or newline must
+    # stop it wherever it lies in those blocks (the first and last digit of a range included).
+    for name, pats in SEQUENCES.items():
+        native = _core.SplitSequence(pats)
+        for live in ["0", "5", "9", "9999", "1234567", "速い", "ー", "é", "\n", "\r\n"]:
+            for k in range(40):
+                text = ("abc def, ghi! " * 4)[:k] + live + ("abc def, ghi! " * 4)[k:] + " end"
+                assert native.spans(text) == python_pieces(pats, text), (name, live, k)
+
+
 def test_patterns_outside_the_subset_are_refused():
     with pytest.raises(ValueError):
         _core.SplitSequence([r"\p{N}", r"(a)\1"])  # a backreference

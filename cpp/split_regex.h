@@ -72,6 +72,7 @@ class SplitRegex {
   // Compiles `pattern`; on a pattern outside the supported subset (or an invalid one) returns
   // nullptr and sets *error.
   static std::unique_ptr<SplitRegex> compile(const std::string& pattern, std::string* error);
+  ~SplitRegex() { delete[] bmp_symbols_.load(); }
 
   // Calls f(begin, end) with the byte offsets of every match in s[0..n), in order (text between
   // matches is not part of any piece, as with regex.finditer).
@@ -139,6 +140,12 @@ class SplitRegex {
   void build_alphabet();
   static Dfa& dfa_for(const SplitRegex& re);
   uint32_t symbol_of(const uint8_t* s, size_t n, size_t pos, size_t* len) const;
+  uint32_t symbol_of_code_point(uint32_t cp) const;  // (not ASCII)
+  // symbol_of's answers for the code points U+0080..U+FFFF (2- and 3-byte characters), made on
+  // first use (any thread; the first table stored wins); null when a symbol needs more than 16 bits.
+  const uint16_t* bmp_symbols() const;
+  mutable std::atomic<uint16_t*> bmp_symbols_{nullptr};
+  mutable std::atomic<bool> bmp_symbols_tried_{false};
   std::vector<Inst> prog_;
   std::vector<CharSet> sets_;
   std::vector<uint32_t> order_;  // every pc, each after the pcs it reaches without reading a character

@@ -145,7 +145,6 @@ class SplitRegex {
   // first use (any thread; the first table stored wins); null when a symbol needs more than 16 bits.
   const uint16_t* bmp_symbols() const;
   mutable std::atomic<uint16_t*> bmp_symbols_{nullptr};
-  mutable std::atomic<bool> bmp_symbols_tried_{false};
   std::vector<Inst> prog_;
   std::vector<CharSet> sets_;
   std::vector<uint32_t> order_;  // every pc, each after the pcs it reaches without reading a character

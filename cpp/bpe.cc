@@ -7,7 +7,6 @@
 #include <new>
 #include <pthread.h>
 #include <type_traits>
-#include <unordered_map>
 #include <vector>
 
 namespace tokenforge {
@@ -336,6 +335,7 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
     if (t.second.size() == 2) m->two_byte_token_[uint8_t(t.second[0]) | (uint8_t(t.second[1]) << 8)] = t.first;
   m->rank_rule_ = merges.empty();
   if (m->rank_rule_) m->find_whole_characters(tokens);
+  m->pairs_.reserve(merges.size());
   for (size_t r = 0; r < merges.size(); ++r) {
     const MergeRule& rule = merges[r];
     // A repeated pair keeps its first (highest-priority) rank, as in Hugging Face tokenizers.
@@ -447,25 +447,27 @@ void BytePairModel::find_whole_characters(const std::vector<std::pair<uint32_t, 
 // per neighbouring byte over every listed merge, in the rank rule's tables.
 void BytePairModel::find_whole_characters_of_pairs(const std::vector<std::pair<uint32_t, std::string>>& tokens,
                                                    const std::vector<MergeRule>& merges) {
-  std::unordered_map<uint32_t, const std::string*> bytes_of_id;
-  bytes_of_id.reserve(tokens.size());
-  for (const auto& t : tokens) bytes_of_id.emplace(t.first, &t.second);
+  // Flat tables (session 14: two std::unordered_maps here were a seventh of loading a tokenizer.json)
+  IdMap index_of_id;  // a token id -> its index in tokens
+  index_of_id.reserve(tokens.size());
+  for (size_t i = 0; i < tokens.size(); ++i) index_of_id.insert(tokens[i].first, uint32_t(i));
   clear_whole_characters();
-  std::unordered_map<uint32_t, uint32_t> beside;  // (b): a token -> the lowest rank of a merge with it on a side
+  std::vector<uint32_t> beside(tokens.size(), kNoRank);  // (b): by token index, the lowest rank of a merge with it on a side
   for (size_t r = 0; r < merges.size(); ++r) {
-    auto l = bytes_of_id.find(merges[r].left), x = bytes_of_id.find(merges[r].right);
-    if (l == bytes_of_id.end() || x == bytes_of_id.end() || l->second->empty() || x->second->empty()) continue;
-    const uint8_t* a = reinterpret_cast<const uint8_t*>(l->second->data());
-    const uint8_t* b = reinterpret_cast<const uint8_t*>(x->second->data());
-    size_t na = l->second->size(), nb = x->second->size();
+    uint32_t l, x;
+    if (!index_of_id.find(merges[r].left, &l) || !index_of_id.find(merges[r].right, &x)) continue;
+    const std::string& left = tokens[l].second;
+    const std::string& right = tokens[x].second;
+    if (left.empty() || right.empty()) continue;
+    const uint8_t* a = reinterpret_cast<const uint8_t*>(left.data());
+    const uint8_t* b = reinterpret_cast<const uint8_t*>(right.data());
+    size_t na = left.size(), nb = right.size();
     uint32_t rank = uint32_t(r);
     // (c): the right part is a character's first byte or two, or the left part its last byte or two
     lower_left_bound(a[na - 1], b, nb, rank);
     lower_right_bound(a, na, b[0], rank);
-    for (uint32_t side : {merges[r].left, merges[r].right}) {
-      auto [it, fresh] = beside.emplace(side, rank);
-      if (!fresh) it->second = std::min(it->second, rank);
-    }
+    beside[l] = std::min(beside[l], rank);
+    beside[x] = std::min(beside[x], rank);
   }
   auto merge_of = [&](uint32_t left, uint32_t right, PairMap::Merge* m) {
     const PairMap::Merge* found = pairs_.find(left, right);
@@ -473,8 +475,8 @@ void BytePairModel::find_whole_characters_of_pairs(const std::vector<std::pair<u
     return found != nullptr;
   };
   auto below_beside = [&](uint32_t id, uint32_t own) {  // (b)
-    auto it = beside.find(id);
-    return it == beside.end() || it->second > own;
+    uint32_t i;
+    return !index_of_id.find(id, &i) || beside[i] > own;
   };
   for (const auto& token : tokens) {
     const uint8_t* t = reinterpret_cast<const uint8_t*>(token.second.data());

@@ -263,6 +263,34 @@ class BytesMap {
   OpenTable<Slot> table_;
 };
 
+// Token id -> a 32-bit value (tables built while loading a model; ids may be sparse, so no vector
+// indexed by id).
+class IdMap {
+ public:
+  void reserve(size_t n) { table_.reserve(n); }
+
+  // Returns false if the id was already present (the old value is kept).
+  bool insert(uint32_t id, uint32_t value) { return table_.insert(Slot{id, value}); }
+
+  bool find(uint32_t id, uint32_t* value) const {
+    const Slot* s = table_.find(hash_u64(id), [id](const Slot& s) { return s.id == id; });
+    if (s) *value = s->value;
+    return s != nullptr;
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = ~0u;  // not a token id (BytePairModel::create refuses it)
+  struct Slot {
+    uint32_t id = kEmpty;
+    uint32_t value = 0;
+    bool empty() const { return id == kEmpty; }
+    uint64_t hash() const { return hash_u64(id); }
+    bool same_key(const Slot& o) const { return id == o.id; }
+  };
+
+  OpenTable<Slot> table_;
+};
+
 // (left id, right id) -> (rank, merged id).
 class PairMap {
  public:

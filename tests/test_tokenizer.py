@@ -6,6 +6,7 @@ import io
 import json
 import pickle
 import random
+import re
 
 import numpy as np
 import pytest
@@ -79,6 +80,31 @@ def test_overlapping_special_tokens_longest_first():
     assert tok.encode("<|endoftext|><|endoftext|><|endoftext|>", allowed_special="all") == [301, 300]
     assert tok.encode("<|endoftext|>", allowed_special={"<|e"}, disallowed_special=()) == [302] + tok.encode_ordinary("ndoftext|>")
 
+
+
+@pytest.mark.parametrize("special, error, message", [
+    ({"": 300}, TypeError, "non-empty str"),
+    ({b"<|x|>": 300}, TypeError, "non-empty str"),
+    ({"<|x|>": True}, ValueError, "invalid id True"),
+    ({"<|x|>": -1}, ValueError, "invalid id -1"),
+    ({"<|x|>": 2**32 - 1}, ValueError, "invalid id"),
+    ({"<|x|>": 300.0}, ValueError, "invalid id 300.0"),
+    ({"<|a|>": 300, "<|b|>": "301"}, ValueError, "'<|b|>' has an invalid id '301'"),
+])
+def test_bad_special_tokens_are_named(special, error, message):
+    # The checks run per column first (_plain_specials); any failure falls to the loop that names it.
+    ranks = {bytes([i]): i for i in range(256)}
+    with pytest.raises(error, match=re.escape(message)):
+        Tokenizer.from_ranks(ranks, pattern="cl100k", special_tokens=special)
+    tok = Tokenizer.from_ranks(ranks, pattern="cl100k", special_tokens={"<|a|>": 300, "<|b|>": 2**32 - 2})
+    assert tok.encode("<|b|>", allowed_special="all") == [2**32 - 2]
+
+
+def test_added_token_given_twice_is_named():
+    ranks = {bytes([i]): i for i in range(256)}
+    added = [tokenforge.AddedToken("<|a|>", 300, special=False)]
+    with pytest.raises(ValueError, match=re.escape("the added token '<|a|>' appears twice")):
+        Tokenizer(pattern="cl100k", mergeable_ranks=ranks, added_tokens=added, special_tokens={"<|a|>": 301})
 
 # -- batch, numpy, streaming ------------------------------------------------------------------------
 

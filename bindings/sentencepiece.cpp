@@ -38,6 +38,13 @@ struct PyModelProto {
     const std::string& b = (*pieces)[i].bytes;
     return nb::str(b.data(), b.size());
   }
+  // The texts of pieces `ids` (a Tokenizer's construction reads those of its control and byte
+  // pieces: one call instead of one per piece).
+  nb::list texts_at(const std::vector<size_t>& ids) const {
+    nb::list out;
+    for (size_t i : ids) out.append(text(i));
+    return out;
+  }
   // The first piece whose bytes are `raw`, or -1: a scan, for the few lookups of a Tokenizer's construction.
   long find(nb::bytes raw) const {
     const std::string_view want(raw.c_str(), raw.size());
@@ -222,6 +229,7 @@ void bind_sentencepiece(nb::module_& m) {
   nb::class_<PyModelProto>(m, "SentencePieceModelProto")
       .def("texts", &PyModelProto::texts)
       .def("text", &PyModelProto::text, nb::arg("i"))
+      .def("texts_at", &PyModelProto::texts_at, nb::arg("ids"))
       .def("find", &PyModelProto::find, nb::arg("raw"))
       .def("scores", &PyModelProto::scores)
       .def("types", &PyModelProto::types)

@@ -109,3 +109,31 @@ def test_pieces_are_made_on_demand_and_equal():
     assert m.pieces[2] == mf.Piece("\u2581a", -1.5, mf.NORMAL)
     assert list(m.pieces) == mf.parse_python(data).pieces
     assert mf.to_bytes(m) == mf.to_bytes(mf.parse_python(data))
+
+
+def test_control_and_byte_pieces_read_in_one_call(seeds):
+    # SentencePiece reads its control and byte pieces' texts with one texts_at call on the native
+    # table; the Python reading (Piece objects) must give the same tokens.
+    from tokenforge.models.sentencepiece import SentencePiece
+
+    for data in seeds:
+        native, python = _both(data)
+        if native is None or native.model_type not in (mf.UNIGRAM, mf.BPE):
+            continue
+        try:
+            b = SentencePiece(python)
+        except ValueError:  # (an odd seed's charsmap): the native reading is refused the same way
+            with pytest.raises(ValueError):
+                SentencePiece(native)
+            continue
+        a = SentencePiece(native)
+        controls = {p.piece: i for i, p in enumerate(python.pieces) if p.type == mf.CONTROL}
+        assert a.control_tokens() == b.control_tokens() == controls
+        assert a.special_tokens == b.special_tokens == list(controls)
+        assert a.byte_ids == b.byte_ids
+        ids = list(range(len(native.pieces)))[::-1]
+        assert native.pieces.texts_at(ids) == [python.pieces[i].piece for i in ids]
+        native.pieces.texts  # made: texts_at then reads the list
+        assert native.pieces.texts_at(ids) == [python.pieces[i].piece for i in ids]
+    with pytest.raises(IndexError):
+        mf.parse(seeds[0]).pieces.texts_at([10**6])

@@ -54,8 +54,9 @@ class SentencePiece:
             raise ValueError("the model has no unknown piece (<unk>)")
         self.unk_id = unk
         self.byte_ids: dict[int, int] = {}
-        for i in _indices(types, BYTE):
-            m = _BYTE_PIECE.fullmatch(self._text(i))
+        byte_pieces = _indices(types, BYTE)
+        for i, text in zip(byte_pieces, self._texts(byte_pieces)):
+            m = _BYTE_PIECE.fullmatch(text)
             if m:
                 self.byte_ids[int(m.group(1), 16)] = i
         native_type = model.model_type if model.model_type in (mf.UNIGRAM, mf.BPE) else mf.UNIGRAM
@@ -78,6 +79,13 @@ class SentencePiece:
         if self._table is not None and "_pieces" not in self.__dict__:
             return self._table.text(i)
         return self._pieces[i]
+
+    def _texts(self, ids: list[int]) -> list[str]:
+        """_text of each of `ids`, in one call to the native table."""
+        if self._table is not None and "_pieces" not in self.__dict__:
+            return self._table.texts_at(ids)
+        pieces = self._pieces
+        return [pieces[i] for i in ids]
 
     @cached_property
     def _ids(self) -> dict[str, int]:
@@ -186,10 +194,15 @@ class SentencePiece:
 
     @property
     def special_tokens(self) -> list[str]:
-        return [self._text(i) for i in _indices(self._types, CONTROL)]
+        return self._texts(self.control_ids())
 
     def control_ids(self) -> list[int]:
         return _indices(self._types, CONTROL)
+
+    def control_tokens(self) -> dict[str, int]:
+        """{text: id} of the control pieces (of two with one text, the later id)."""
+        ids = self.control_ids()
+        return dict(zip(self._texts(ids), ids))
 
     def piece_type(self, i: int) -> int:
         return self._types[i]

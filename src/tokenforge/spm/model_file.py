@@ -53,6 +53,13 @@ class PieceTable(Sequence):
         """The text of piece i (0 <= i < len), without making the list of all of them."""
         return self.texts[i] if "texts" in self.__dict__ else self.proto.text(i)
 
+    def texts_at(self, ids: list[int]) -> list[str]:
+        """The texts of pieces `ids` (0 <= id < len), without making the list of all of them."""
+        if "texts" in self.__dict__:
+            texts = self.texts
+            return [texts[i] for i in ids]
+        return self.proto.texts_at(ids)
+
     def find(self, text: str) -> int | None:
         """The first piece whose text is `text`, by a scan (for a few lookups), or None."""
         if "texts" in self.__dict__:

@@ -38,7 +38,7 @@ class SentencePieceTokenizer(Tokenizer):
 
     def __init__(self, model: ModelFile, *, name: str = "sentencepiece", **options):
         stage = model if isinstance(model, SentencePiece) else SentencePiece(model)
-        controls = {stage.id_to_token(i): i for i in stage.control_ids()}
+        controls = stage.control_tokens()
         options.setdefault("special_tokens", {t: i for t, i in controls.items() if t})
         options.setdefault("allowed_special", frozenset())
         options.setdefault("disallowed_special", ())

@@ -103,7 +103,7 @@ bool read_piece(const uint8_t* data, size_t n, Piece& piece) {
   if (has_score) std::memcpy(&piece.score, score.bytes, 4);  // little-endian, as the file
   if (!std::isfinite(piece.score)) return false;
   // an enum keeps its low 32 bits; a value outside the enum leaves the default (normal)
-  const uint64_t low = has_type ? (type.varint.value & 0xFFFFFFFFu) : kNormal;
+  const uint64_t low = has_type ? (type.varint.value & 0xFFFFFFFFu) : uint64_t(kNormal);
   piece.type = low >= kNormal && low <= kByte ? uint8_t(low) : uint8_t(kNormal);
   return true;
 }

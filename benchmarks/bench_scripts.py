@@ -26,6 +26,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_batch import documents as chunks  # noqa: E402  (pieces of about `size` characters, cut at line ends)
 from bench_encode import libraries, real_corpus, setup_tiktoken_cache  # noqa: E402
 
 GROUPS = ("ascii", "latin", "cyrillic", "greek", "kana", "han", "hangul", "other")
@@ -73,16 +74,6 @@ def groups(mb: float) -> dict[str, str]:
         (folder / "done").write_text("")
     texts = {g: (folder / f"{g}.txt").read_text(encoding="utf-8") for g in GROUPS}
     return {g: t for g, t in texts.items() if len(t) >= MIN_GROUP}
-
-
-def chunks(text: str, size: int) -> list[str]:
-    out, start = [], 0
-    while start < len(text):
-        end = text.find("\n", start + size)
-        end = len(text) if end < 0 else end + 1
-        out.append(text[start:end])
-        start = end
-    return out
 
 
 def one(args) -> None:

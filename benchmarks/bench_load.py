@@ -22,9 +22,11 @@ Not collected by pytest.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import pathlib
 import runpy
+import shutil
 import sys
 import tempfile
 import time
@@ -86,6 +88,7 @@ def main() -> None:
     args = ap.parse_args()
 
     cache = pathlib.Path(tempfile.mkdtemp(prefix="tiktoken-cache-"))
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)  # (each run left its copy behind)
     runpy.run_path(str(SHARED / "tools" / "tiktoken_cache.py"), run_name="x")["main"](cache)
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
     os.environ["TOKENFORGE_OFFLINE"] = "1"

@@ -212,17 +212,16 @@ bool all_distinct(const std::vector<uint32_t>& ids, uint32_t max_id) {
   return true;
 }
 
-// The rules [(left id, right id, merged id)] of model.merges written "left right" or [left, right],
-// every part and their concatenation a token of ranks ({bytes: id}, from byte_level_vocab), no pair
-// twice; or None. None also unless the ranks are plain (bytes -> int ids in [0, 2^32 - 1), each
+// The rules (left id, right id, merged id) of model.merges written "left right" or [left, right],
+// packed as native uint32 triples in one bytes object (a tuple per merge, then converted back for
+// the engine, was a tenth of loading a 64k-merge tokenizer.json), every part and their
+// concatenation a token of ranks ({bytes: id}, from byte_level_vocab), no pair twice; or None. None also unless the ranks are plain (bytes -> int ids in [0, 2^32 - 1), each
 // id once): models/byte_bpe.Merges vouches for that, and ByteBPE then skips its own checks. No byte pairs are made (models/byte_bpe.Merges makes them from the ids when asked).
 // The merges are read in batches: each batch's parts are decoded and their table slots prefetched
 // first, then looked up (three lookups per merge into a table larger than the caches were most of
 // the time; Python dict lookups by new str keys before that).
 nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
   const size_t num_tokens = size_t(PyDict_GET_SIZE(ranks.ptr()));
-  std::vector<PyObject*> ids;  // the ranks' id objects (borrowed), by the table's indices
-  ids.reserve(num_tokens);
   std::vector<std::string_view> token_bytes;  // by the table's indices, as ids
   token_bytes.reserve(num_tokens);
   std::vector<uint32_t> id_values;
@@ -237,7 +236,6 @@ nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
     if (overflow || id < 0 || id >= 0xFFFFFFFFll) return nb::none();
     // the bytes stay alive in ranks while the table is used
     token_bytes.emplace_back(PyBytes_AS_STRING(key), size_t(PyBytes_GET_SIZE(key)));
-    ids.push_back(value);
     id_values.push_back(uint32_t(id));
     max_id = std::max(max_id, uint32_t(id));
   }
@@ -245,8 +243,7 @@ nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
   TokenTable table(num_tokens);
   table.build(token_bytes);
   const size_t n = merges.size();
-  nb::object rules = nb::steal(PyList_New(Py_ssize_t(n)));
-  if (!rules.is_valid()) throw nb::python_error();
+  std::vector<uint32_t> rules(3 * n);  // (left id, right id, merged id) per merge
   // the pairs seen, as (left, right) indices + 1 (0: empty), open addressing
   size_t seen_cap = 16;
   while (seen_cap < 2 * n) seen_cap *= 2;
@@ -300,12 +297,11 @@ nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
       const uint32_t a = table.find(probes[j][0]), b = table.find(probes[j][1]), ab = table.find(probes[j][2]);
       if (a == TokenTable::kNone || b == TokenTable::kNone || ab == TokenTable::kNone) return nb::none();
       if (!first_time(a, b)) return nb::none();
-      PyObject* rule = PyTuple_Pack(3, ids[a], ids[b], ids[ab]);
-      if (!rule) throw nb::python_error();
-      PyList_SET_ITEM(rules.ptr(), Py_ssize_t(start + j), rule);
+      uint32_t* rule = &rules[3 * (start + j)];
+      rule[0] = id_values[a], rule[1] = id_values[b], rule[2] = id_values[ab];
     }
   }
-  return rules;
+  return nb::bytes(reinterpret_cast<const char*>(rules.data()), rules.size() * sizeof(uint32_t));
 }
 
 // {id: token} of a vocabulary {token: id} whose tokens are non-empty str and whose ids are ints in

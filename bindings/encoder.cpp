@@ -43,16 +43,26 @@ struct PyEncoder {
   std::unique_ptr<Encoder> enc;
   std::unique_ptr<IntCache> ints;
 
-  PyEncoder(const std::vector<std::pair<uint32_t, nb::bytes>>& tokens,
-            const std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>& merges, bool whole_piece_lookup,
+  // `merges`: a sequence of (left id, right id, merged id), or bytes packing them as native uint32
+  // triples (what byte_level_merges reads from a tokenizer.json: no tuple per merge on either side).
+  PyEncoder(const std::vector<std::pair<uint32_t, nb::bytes>>& tokens, nb::handle merges, bool whole_piece_lookup,
             nb::handle pattern, const std::vector<std::pair<nb::bytes, uint32_t>>& specials) {
     std::shared_ptr<const SplitRegex> split = split_pattern_of(pattern);  // first: may raise UnsupportedPattern
     std::vector<std::pair<uint32_t, std::string>> toks;
     toks.reserve(tokens.size());
     for (const auto& [id, b] : tokens) toks.emplace_back(id, std::string(b.c_str(), b.size()));
     std::vector<MergeRule> rules;
-    rules.reserve(merges.size());
-    for (const auto& [l, r, m] : merges) rules.push_back({l, r, m});
+    if (PyBytes_Check(merges.ptr())) {
+      const size_t size = size_t(PyBytes_GET_SIZE(merges.ptr()));
+      if (size % sizeof(MergeRule) != 0) throw nb::value_error("packed merges: not a whole number of uint32 triples");
+      static_assert(sizeof(MergeRule) == 3 * sizeof(uint32_t), "three uint32 per rule");
+      rules.resize(size / sizeof(MergeRule));
+      if (size) std::memcpy(rules.data(), PyBytes_AS_STRING(merges.ptr()), size);
+    } else {
+      auto triples = nb::cast<std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>>(merges);
+      rules.reserve(triples.size());
+      for (const auto& [l, r, m] : triples) rules.push_back({l, r, m});
+    }
     std::string error;
     auto model = BytePairModel::create(toks, rules, whole_piece_lookup, &error);
     if (!model) throw nb::value_error(error.c_str());
@@ -528,8 +538,7 @@ void bind_encoder(nb::module_& m) {
       .def_prop_ro("scanner", &PyPattern::scanner)
       .def_prop_ro("program_size", [](const PyPattern& p) { return p.re->program_size(); });
   nb::class_<PyEncoder>(m, "Encoder")
-      .def(nb::init<const std::vector<std::pair<uint32_t, nb::bytes>>&,
-                    const std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>&, bool, nb::handle,
+      .def(nb::init<const std::vector<std::pair<uint32_t, nb::bytes>>&, nb::handle, bool, nb::handle,
                     const std::vector<std::pair<nb::bytes, uint32_t>>&>(),
            nb::arg("tokens"), nb::arg("merges"), nb::arg("whole_piece_lookup"), nb::arg("pattern").none(),
            nb::arg("specials"))

@@ -61,11 +61,12 @@ def test_merges_as_python_reads_them(gpt2):
     token_bytes = _python_vocab(vocab)[1]
     rules = _core.byte_level_merges(merges, ranks)
     want = [(token_bytes[a], token_bytes[b]) for a, b in (m.split(" ") for m in merges)]
-    assert rules == [(ranks[a], ranks[b], ranks[a + b]) for a, b in want]
+    assert isinstance(rules, bytes)  # packed uint32 triples
+    assert list(Merges(rules)) == [(ranks[a], ranks[b], ranks[a + b]) for a, b in want]
     as_lists = [m.split(" ") for m in merges]
     assert _core.byte_level_merges(as_lists, ranks) == rules
     model, plain = ByteBPE(ranks, Merges(rules)), ByteBPE(ranks, want)
-    assert model._rules == plain._rules
+    assert list(model._rules) == plain._rules and len(model._rules) == len(plain._rules)
     assert model.to_dict() == plain.to_dict() and repr(model) == repr(plain)
     assert model.merges_given == want and model.merges == want  # the pairs, made from the ids on first use
 
@@ -80,9 +81,9 @@ def test_merges_of_long_tokens():
         word += "a"
     ranks = _core.byte_level_vocab(vocab, {})
     rules = _core.byte_level_merges(merges, ranks)
-    assert rules == [(ranks[b"a" * (n - 1)], ranks[b"a"], ranks[b"a" * n]) for n in range(2, 40)]
-    assert _core.byte_level_merges(merges + [f"{'a' * 30} {'a' * 9}"], ranks)[-1] == (ranks[b"a" * 30], ranks[b"a" * 9],
-                                                                                     ranks[b"a" * 39])
+    assert list(Merges(rules)) == [(ranks[b"a" * (n - 1)], ranks[b"a"], ranks[b"a" * n]) for n in range(2, 40)]
+    longer = _core.byte_level_merges(merges + [f"{'a' * 30} {'a' * 9}"], ranks)
+    assert list(Merges(longer))[-1] == (ranks[b"a" * 30], ranks[b"a" * 9], ranks[b"a" * 39])
     assert _core.byte_level_merges(merges + [f"{'a' * 39} a"], ranks) is None  # 40 bytes: no token
     assert _core.byte_level_merges(merges + [f"{'a' * 17} a"], ranks) is None  # the pair twice
 
@@ -121,3 +122,23 @@ def test_vocab_by_id():
     for bad in ({"": 2}, {"d": True}, {"d": -1}, {"d": 2**32 - 1}, {"d": 2**70}, {"d": 1.0}, {"d": 0}, {5: 3}):
         assert _core.vocab_by_id({**vocab, **bad}) is None, bad
     assert _core.vocab_by_id([("a", 0)]) is None
+
+
+def test_engine_takes_packed_or_listed_rules(gpt2):
+    # The engine reads the rules as byte_level_merges packs them (native uint32 triples) or as a
+    # list of tuples; both make the same encoder. Packed bytes of a broken length are refused.
+    from tokenforge.models.byte_bpe import native_encoder
+    from tokenforge.patterns import GPT2
+
+    vocab, merges = gpt2
+    ranks = _core.byte_level_vocab(vocab, {})
+    packed = _core.byte_level_merges(merges, ranks)
+    tokens = list(zip(ranks.values(), ranks.keys()))
+    text = "Hello world, the quick brown fox's 12345 jumps   over naïve 東京 😀\n\n"
+    a, _ = native_encoder(tokens, packed, False, GPT2, [])
+    b, _ = native_encoder(tokens, list(Merges(packed)), False, GPT2, [])
+    assert a.encode(text, b"") == b.encode(text, b"") and len(a.encode(text, b"")) > 10
+    with pytest.raises(ValueError, match="uint32 triples"):
+        native_encoder(tokens, packed[:-1], False, GPT2, [])
+    with pytest.raises(ValueError, match="uint32 triples"):
+        Merges(packed[:-4])

@@ -41,15 +41,26 @@ def native_encoder(tokens, merge_rules, whole_piece_lookup: bool, pat_str: str |
 
 class Merges:
     """Merges read natively from a file against a vocabulary (formats/huggingface.py): only the
-    rules (left id, right id, merged id), in order. ByteBPE hands them to the engine as they are and
-    makes the byte pairs from the ids when they are asked for (saving a file, `merges`): a tuple of
-    byte strings per merge was most of loading a tokenizer.json. The reader vouches that the ids
-    are the ones of the ranks it passes along, and that those ranks are plain (bytes -> int ids in
-    [0, 2**32 - 1), each id once: `_core.byte_level_merges` checks it), so ByteBPE takes them
-    without a copy or its own checks."""
+    rules (left id, right id, merged id), in order, packed as native uint32 triples (`packed`, what
+    `_core.byte_level_merges` returns). ByteBPE hands them to the engine as they are and makes the
+    byte pairs from the ids when they are asked for (saving a file, `merges`): a tuple of byte
+    strings per merge was most of loading a tokenizer.json, and a tuple of ids per merge a tenth
+    of it. The reader vouches that the ids are the ones of the ranks it passes along, and that
+    those ranks are plain (bytes -> int ids in [0, 2**32 - 1), each id once:
+    `_core.byte_level_merges` checks it), so ByteBPE takes them without a copy or its own checks."""
 
-    def __init__(self, rules: list[tuple[int, int, int]]):
-        self.rules = rules
+    def __init__(self, packed: bytes):
+        if len(packed) % 12:
+            raise ValueError("packed merges: not a whole number of uint32 triples")
+        self.packed = packed
+
+    def __len__(self) -> int:
+        return len(self.packed) // 12
+
+    def __iter__(self):
+        """(left id, right id, merged id) per merge."""
+        ids = memoryview(self.packed).cast("I")
+        return zip(ids[0::3], ids[1::3], ids[2::3])
 
 
 def _columns(pairs) -> tuple[list, list]:
@@ -91,7 +102,8 @@ class ByteBPE:
             raise ValueError(f"byte {missing} (0x{missing:02X}) is not a token; in byte-level BPE every single byte must be one")
         self._by_id_made = None
         self._tokens = list(zip(self.ranks.values(), self.ranks.keys()))
-        self._rules = merges.rules if isinstance(merges, Merges) else self._merge_rules()
+        # (left id, right id, merged id) per merge: a Merges as read, or a list of tuples
+        self._rules = merges if isinstance(merges, Merges) else self._merge_rules()
         self._encoders: dict = {}
         self._plain_encoder = None
 
@@ -170,7 +182,8 @@ class ByteBPE:
                 rules = [(unused, unused, unused)]
                 hit = native_encoder(self._tokens, rules, self.ignore_merges, pat_str, spec)
             else:
-                hit = native_encoder(self._tokens, self._rules, self.ignore_merges, pat_str, spec)
+                rules = self._rules.packed if isinstance(self._rules, Merges) else self._rules
+                hit = native_encoder(self._tokens, rules, self.ignore_merges, pat_str, spec)
             if len(self._encoders) < 16:
                 self._encoders[key] = hit
         return hit

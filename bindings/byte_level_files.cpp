@@ -213,10 +213,12 @@ bool all_distinct(const std::vector<uint32_t>& ids, uint32_t max_id) {
 }
 
 // The rules (left id, right id, merged id) of model.merges written "left right" or [left, right],
-// packed as native uint32 triples in one bytes object (a tuple per merge, then converted back for
-// the engine, was a tenth of loading a 64k-merge tokenizer.json), every part and their
-// concatenation a token of ranks ({bytes: id}, from byte_level_vocab), no pair twice; or None. None also unless the ranks are plain (bytes -> int ids in [0, 2^32 - 1), each
-// id once): models/byte_bpe.Merges vouches for that, and ByteBPE then skips its own checks. No byte pairs are made (models/byte_bpe.Merges makes them from the ids when asked).
+// every part and their concatenation a token of ranks ({bytes: id}, from byte_level_vocab), no pair
+// twice; or None. None also unless the ranks are plain (bytes -> int ids in [0, 2^32 - 1), each
+// id once): models/byte_bpe.Merges vouches for that, and ByteBPE then skips its own checks. The
+// rules are packed as native uint32 triples in one bytes object (a tuple per merge, converted back
+// for the engine, was a tenth of loading a 64k-merge tokenizer.json). No byte pairs are made
+// (models/byte_bpe.Merges makes them from the ids when asked).
 // The merges are read in batches: each batch's parts are decoded and their table slots prefetched
 // first, then looked up (three lookups per merge into a table larger than the caches were most of
 // the time; Python dict lookups by new str keys before that).

@@ -232,7 +232,8 @@ class Tokenizer:
                    ignore_merges=ignore_merges, name=name)
 
     def _added_tokens(self, added_tokens, special_tokens) -> list[AddedToken]:
-        tokens = [t if isinstance(t, AddedToken) else AddedToken(**t) for t in added_tokens]
+        added = [t if isinstance(t, AddedToken) else AddedToken(**t) for t in added_tokens]
+        tokens = added
         if special_tokens is not None:
             if not isinstance(special_tokens, Mapping):  # a list of texts: their ids are the model's
                 ids = {}
@@ -248,11 +249,8 @@ class Tokenizer:
                         raise TypeError(f"special tokens must be non-empty str, got {s!r}")
                     if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32 - 1:
                         raise ValueError(f"special token {s!r} has an invalid id {i!r}")
-            given = len(tokens)
-            tokens += itertools.starmap(AddedToken, special_tokens.items())  # (special=True by default)
-        else:
-            given = len(tokens)
-        for t in tokens[:given]:  # (the special tokens were checked above)
+            tokens = added + list(itertools.starmap(AddedToken, special_tokens.items()))  # (special=True by default)
+        for t in added:  # (the special tokens were checked above)
             if not isinstance(t.content, str) or not t.content:
                 raise TypeError(f"added tokens must be non-empty str, got {t.content!r}")
             if not isinstance(t.id, int) or isinstance(t.id, bool) or not 0 <= t.id < 2**32 - 1:

@@ -3,6 +3,7 @@
 // core in cpp/, which knows nothing of Python.
 #include <cstdlib>
 
+#include "block_scan.h"
 #include "common.h"
 
 namespace nb = nanobind;
@@ -26,6 +27,8 @@ NB_MODULE(_core, m) {
   bind_split_sequence(m);
   bind_literals(m);
   bind_dataset(m);
+  m.def("block_isa", [] { return tokenforge::block_scan::wide_blocks() ? "avx512bw" : "sse2"; },
+        "The instructions the split patterns' 64-byte blocks are classified with (benchmarks report it).");
   // nanobind reports objects still alive when the interpreter exits as "leaked". Python itself
   // never frees what a daemon thread or a reference cycle in a module holds at exit (a tokenizer
   // held by a server thread, say), so users would see that report for correct programs. It is a

@@ -211,11 +211,16 @@ void for_each_piece_fast(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
 template <class F>
 void for_each_piece(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
   using namespace block_scan;
+  const bool wide = wide_blocks();
   if (scan == scanner_for(SplitPattern::kCl100k))
-    return for_each_piece_fast<cl100k_piece_starts, ascii_fast::cl100k_piece>(scan, s, n, f);
+    return wide ? for_each_piece_fast<cl100k_piece_starts_wide, ascii_fast::cl100k_piece>(scan, s, n, f)
+                : for_each_piece_fast<cl100k_piece_starts, ascii_fast::cl100k_piece>(scan, s, n, f);
   if (scan == scanner_for(SplitPattern::kO200k))
-    return for_each_piece_fast<o200k_piece_starts, ascii_fast::o200k_piece>(scan, s, n, f);
-  if (scan == scanner_for(SplitPattern::kGpt2)) return for_each_piece_fast<gpt2_piece_starts, no_fast_path>(scan, s, n, f);
+    return wide ? for_each_piece_fast<o200k_piece_starts_wide, ascii_fast::o200k_piece>(scan, s, n, f)
+                : for_each_piece_fast<o200k_piece_starts, ascii_fast::o200k_piece>(scan, s, n, f);
+  if (scan == scanner_for(SplitPattern::kGpt2))
+    return wide ? for_each_piece_fast<gpt2_piece_starts_wide, no_fast_path>(scan, s, n, f)
+                : for_each_piece_fast<gpt2_piece_starts, no_fast_path>(scan, s, n, f);
   for (size_t i = 0; i < n;) {
     size_t e = scan(s, n, i);
     f(i, e);

@@ -1,12 +1,16 @@
 """The encoder's fast paths against the slow ones they shortcut: the scanners' ASCII paths (word
-runs classified 16 bytes at a time with SSE2; digits, punctuation and whitespace) against `regex`, and the special-token search's skip to
-a possible first byte (memchr, or 16 bytes at a time) against a leftmost-longest reference.
+runs classified 16 bytes at a time with SSE2, and 64-byte blocks with SSE2 or AVX-512BW; digits,
+punctuation and whitespace) against `regex`, and the special-token search's skip to a possible
+first byte (memchr, or 16 bytes at a time) against a leftmost-longest reference.
 
 Words of every length cross the 16-byte blocks at every alignment, and end at the text's end or
 just before a non-ASCII letter or mark (where the fast path must hand over to the full scanner).
 """
 
+import os
 import random
+import subprocess
+import sys
 
 import pytest
 import regex
@@ -229,6 +233,24 @@ def test_block_scan_equals_regex(kind, data, name):
 def test_block_scan_ids_equal_tiktoken(kind, data, name):
     text = data.draw(_fragment_text(kind))
     assert tokenforge.get_encoding(name).encode_ordinary(text) == tiktoken.get_encoding(name).encode_ordinary(text)
+
+
+def test_block_isa_follows_the_environment():
+    # The blocks are classified with AVX-512BW where the processor has it, unless the environment
+    # turns it off (the subprocess test below); with it or without, every result is the same.
+    disabled = os.environ.get("TOKENFORGE_DISABLE_AVX512") == "1"
+    assert _core.block_isa() == "sse2" if disabled else _core.block_isa() in ("avx512bw", "sse2")
+
+
+def test_sse2_blocks_equal_regex_where_avx512_runs():
+    # This machine's default may be AVX-512BW; the SSE2 classification every x86-64 has is checked
+    # by the same tests in a process that turns AVX-512 off.
+    env = dict(os.environ, TOKENFORGE_DISABLE_AVX512="1")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
+                          "block_scan or ascii_word_runs or block_isa"], env=env, capture_output=True, text=True,
+                         timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert " passed" in run.stdout and "failed" not in run.stdout
 
 
 def test_block_scan_on_real_text(corpus_texts):

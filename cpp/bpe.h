@@ -163,7 +163,7 @@ class BytePairModel {
   void encode_short(const uint8_t* p, const ShortKey& k, uint64_t h, Cache* cache, std::vector<uint32_t>& out) const;
   void encode_long(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const;
   void cached_merge(const uint8_t* p, size_t n, const ShortKey& k, uint64_t h, Cache* cache,
-                    std::vector<uint32_t>& out) const;
+                    std::vector<uint32_t>& out, bool may_be_long_token) const;
   void merge(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   void merge_short(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   void merge_long(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;

@@ -277,7 +277,7 @@ inline BlockStarts o200k_piece_starts(const uint8_t* p) { return piece_starts<tr
 // The same with AVX-512BW, for processors where wide_blocks(). `flatten` inlines everything they
 // call, so the AVX-512 instructions stay inside them (the rest of the library runs anywhere).
 // Measured (session 15, one process switching between the two per call, best of 7, cached
-// text): cl100k / o200k English +8% / +3-8%, code +6-14% / +4-10%, multilingual +5% / +2-4%.
+// text): cl100k / o200k English +6-14% / +3-8%, code +6-14% / +4-10%, multilingual +2-6% / +2-4%.
 TOKENFORGE_AVX512 __attribute__((flatten)) inline BlockStarts gpt2_piece_starts_wide(const uint8_t* p) { return gpt2_starts<Avx512Block>(p); }
 TOKENFORGE_AVX512 __attribute__((flatten)) inline BlockStarts cl100k_piece_starts_wide(const uint8_t* p) { return piece_starts<false, Avx512Block>(p); }
 TOKENFORGE_AVX512 __attribute__((flatten)) inline BlockStarts o200k_piece_starts_wide(const uint8_t* p) { return piece_starts<true, Avx512Block>(p); }

@@ -60,7 +60,8 @@ class ScratchArray {
 }  // namespace
 
 // The entries of the big and the long tier are left uninitialized (a tier's tags say which are
-// filled), so a thread's cache costs memory only for the entries it uses.
+// filled), so a thread's cache costs memory only for the pages it uses (2 MiB ones where the
+// kernel gives them: huge_pages.h).
 struct alignas(64) BytePairModel::CacheLine {
   uint64_t lo, hi;  // key bytes 0..16, zero-padded
   uint64_t model;
@@ -90,7 +91,10 @@ namespace {
 // usually reads no entry at all (4 or 2 more cache misses otherwise, each as dear as a merge step).
 template <class Line, size_t Ways, size_t Lines>
 struct Tier {
-  std::unique_ptr<Line[]> lines{new (std::nothrow) Line[Lines]};
+  struct Free {
+    void operator()(Line* p) const { free_maybe_huge(p, sizeof(Line) * Lines); }
+  };
+  std::unique_ptr<Line[], Free> lines{static_cast<Line*>(alloc_maybe_huge(sizeof(Line) * Lines))};  // (huge_pages.h)
   std::unique_ptr<uint16_t[]> tags{new (std::nothrow) uint16_t[Lines]()};
   std::unique_ptr<uint8_t[]> next_way{new (std::nothrow) uint8_t[Lines / Ways]()};  // per set: the way to fill next
 
@@ -124,12 +128,24 @@ struct BytePairModel::Tiers {
   Tier<LongLine, kLongWays, kLongLines> long_pieces;
 };
 
-BytePairModel::Cache::Cache(bool allocate) {
+namespace {
+constexpr size_t kHotBytes = sizeof(BytePairModel::HotEntry) * (BytePairModel::kHotEntries + BytePairModel::kVictimEntries);
+BytePairModel::HotEntry no_entries[BytePairModel::kHotEntries + BytePairModel::kVictimEntries];  // (zeros, read only)
+}  // namespace
+
+BytePairModel::Cache::Cache(bool allocate) : hot(no_entries), victim(no_entries + kHotEntries) {
   if (!allocate) return;
+  void* block = alloc_maybe_huge(kHotBytes);
+  if (block == nullptr) return;
+  std::memset(block, 0, kHotBytes);
+  hot = static_cast<HotEntry*>(block);
+  victim = hot + kHotEntries;
   tiers.reset(new (std::nothrow) Tiers);
   if (tiers && !(tiers->big.allocated() && tiers->long_pieces.allocated())) tiers.reset();
 }
-BytePairModel::Cache::~Cache() = default;
+BytePairModel::Cache::~Cache() {
+  if (hot != no_entries) free_maybe_huge(hot, kHotBytes);
+}
 
 namespace {
 using CacheLine = BytePairModel::CacheLine;
@@ -242,8 +258,7 @@ BytePairModel::Cache* BytePairModel::cache() const {
   if (c->hot_model != serial_ && c->tiers) {  // (never for the shared empty cache)  // a new epoch: the hot entries of the previous model go stale
     c->hot_model = serial_;
     if (++c->hot_epoch == 0) {  // wrapped after 2^16 switches: clear, so no old epoch can match
-      for (HotEntry& e : c->hot) e.tag = 0;
-      for (HotEntry& e : c->victim) e.tag = 0;
+      for (size_t i = 0; i < kHotEntries + kVictimEntries; ++i) c->hot[i].tag = 0;  // (the victims follow)
       c->hot_epoch = 1;
     }
   }

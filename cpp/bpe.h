@@ -69,11 +69,16 @@ class BytePairModel {
   struct Cache {
     uint64_t hot_model = 0;  // the serial of the model the current epoch belongs to
     uint16_t hot_epoch = 0;
-    HotEntry hot[kHotEntries] = {};
-    HotEntry victim[kVictimEntries] = {};  // entries the hot tier evicted (same epoch and tags)
+    // kHotEntries entries, then kVictimEntries entries the hot tier evicted (same epoch and
+    // tags), zeroed, in one block of 2 MiB pages where the kernel gives them (huge_pages.h); in
+    // the shared empty cache, a static block of zeros.
+    HotEntry* hot;
+    HotEntry* victim;
     std::unique_ptr<Tiers> tiers;  // null in the shared cache of threads that could not allocate one
     explicit Cache(bool allocate);
     ~Cache();
+    Cache(const Cache&) = delete;
+    Cache& operator=(const Cache&) = delete;
   };
   Cache* cache() const;
 

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <vector>
 
+#include "huge_pages.h"
+
 namespace tokenforge {
 
 // The hash of every table below is keyed by a secret drawn once per process, so a file cannot be
@@ -134,7 +136,7 @@ class OpenTable {
   }
 
   size_t size() const { return size_; }
-  const std::vector<Slot>& slots() const { return slots_; }
+  const std::vector<Slot, HugePageAllocator<Slot>>& slots() const { return slots_; }
 
  private:
   bool insert_slot(const Slot& slot) {
@@ -151,14 +153,14 @@ class OpenTable {
   }
 
   void rehash(size_t capacity) {
-    std::vector<Slot> old(capacity);
+    std::vector<Slot, HugePageAllocator<Slot>> old(capacity);
     old.swap(slots_);
     size_ = 0;
     for (const Slot& s : old)
       if (!s.empty()) insert_slot(s);
   }
 
-  std::vector<Slot> slots_ = std::vector<Slot>(16);  // a power of two
+  std::vector<Slot, HugePageAllocator<Slot>> slots_ = std::vector<Slot, HugePageAllocator<Slot>>(16);  // a power of two (big tables in 2 MiB pages: huge_pages.h)
   size_t size_ = 0;
 };
 

@@ -8,11 +8,12 @@ ends), and the documents into batches of about --batch characters. For each enco
 one batch warms up, then each round encodes a fresh batch with 1 thread and with 2 (which goes
 first alternates, so each sees the batch first as often). MB/s of UTF-8 in wall time and in CPU
 time of the process, summed over --rounds, and the 2-thread / 1-thread ratio of wall times (the
-returned lists are freed after the clock stops, in both), and the median of the rounds' own ratios
-(the two runs of a round are side by side in time: steadier than the sums). On a shared machine the wall ratio says
-little, so the last column estimates it for free cores: the 2-thread run would take as long as its
-busier thread (the caller's CPU time, which includes the serial list building, or the other
-thread's), against the 1-thread run's CPU time. Ids are checked equal to encode_ordinary's.
+returned lists are freed after the clock stops, in both), and the median of the rounds' own
+ratios (the two runs of a round are side by side in time: steadier than the sums). On a shared
+machine the wall ratio says little, so the last column estimates it for free cores: the 2-thread
+run would take as long as its busier thread (the caller's CPU time, which includes the serial list
+building, or the other thread's), against the 1-thread run's CPU time. Ids are checked equal to
+encode_ordinary's.
 """
 
 import argparse

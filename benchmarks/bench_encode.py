@@ -13,9 +13,9 @@ anything is measured), then encodes --fresh other slices once each (a cache is n
 seeing the same text twice, but still helps with recurring words, as in a real corpus), each
 library on its own copies of the str objects (so that each pays for their UTF-8); MB/s of UTF-8
 over those in CPU time of the process (all its threads; the machine is shared), best of --rounds
-rounds, each round on new slices, the libraries taking turns round by round. A library's numpy run never sees the slices its list
-run saw. When a corpus is too small for every round and kind, fewer fresh slices are used (said
-in the table).
+rounds, each round on new slices, the libraries taking turns round by round. A library's numpy run
+never sees the slices its list run saw. When a corpus is too small for every round and kind, fewer
+fresh slices are used (said in the table).
 Outputs: a Python list of ids (tokenforge encode_ordinary; tiktoken encode_ordinary; gigatoken
 backend.encode_batch_list([t], parallel=False)[0]; fastokens encode_ordinary(t).ids with
 FASTOKENS_BPE_THREADS=1) and numpy arrays (tokenforge encode_to_numpy, gigatoken backend.encode).

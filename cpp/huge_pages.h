@@ -4,10 +4,11 @@
 //
 // A lookup in a table of several megabytes spread over 4 KiB pages is a TLB miss as often as a
 // cache miss: 6 MB of cl100k tokens alone is 1,500 pages. Session 15, two threads taking turns on
-// one core over the same fresh slices, one with its tables and cache in 2 MiB pages: the ASCII
-// lines of the multilingual pages (where merging new words probes the token table most) +6-11%,
-// multilingual +2-6%, English and code +0-3%. The cost: a table is rounded up to whole 2 MiB pages
-// (a page is zeroed as a whole when first touched), so these are only for tables of 1 MiB or more.
+// one core over the same fresh slices, both on fresh mmap memory, one with the huge-page hint:
+// cl100k ASCII lines of the multilingual pages +8-16%, English +9-12%, code +8-9%, multilingual
+// +10-14%; o200k +7-12% (first sightings probe the token table; a second pass gains 1%). The cost:
+// a table is rounded up to whole 2 MiB pages (a page is zeroed as a whole when first touched), so
+// these are only for tables of 1 MiB or more.
 // Elsewhere (another system, or the kernel's huge pages turned off) it is ordinary memory.
 #pragma once
 #include <cstddef>

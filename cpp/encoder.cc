@@ -102,18 +102,11 @@ void encode_grouped(const BytePairModel& model, const uint8_t* s, size_t n, Next
 }  // namespace
 
 void Encoder::encode_ordinary(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
-  using namespace block_scan;
   PieceScanner scan = split_->scanner();
-  const bool wide = wide_blocks();
-  if (scan && scan == scanner_for(SplitPattern::kCl100k))
-    return wide ? encode_pieces<cl100k_piece_starts_wide, ascii_fast::cl100k_piece>(*model_, scan, s, n, out)
-                : encode_pieces<cl100k_piece_starts, ascii_fast::cl100k_piece>(*model_, scan, s, n, out);
-  if (scan && scan == scanner_for(SplitPattern::kO200k))
-    return wide ? encode_pieces<o200k_piece_starts_wide, ascii_fast::o200k_piece>(*model_, scan, s, n, out)
-                : encode_pieces<o200k_piece_starts, ascii_fast::o200k_piece>(*model_, scan, s, n, out);
-  if (scan && scan == scanner_for(SplitPattern::kGpt2))
-    return wide ? encode_pieces<gpt2_piece_starts_wide, no_fast_path>(*model_, scan, s, n, out)
-                : encode_pieces<gpt2_piece_starts, no_fast_path>(*model_, scan, s, n, out);
+  if (with_named_pattern(scan, [&](auto starts, auto fast) {
+        encode_pieces<decltype(starts)::value, decltype(fast)::value>(*model_, scan, s, n, out);
+      }))
+    return;
   // Any other pattern: the engine's matches (any compiled pattern has its program, scanner or
   // not), pulled one at a time by the grouped loop (a pull, not for_each_match's callback, so
   // that the group's count stays in a register).

@@ -13,6 +13,7 @@
 #endif
 
 #include <algorithm>
+#include <type_traits>
 
 #include "block_scan.h"
 #include "unicode.h"
@@ -207,20 +208,43 @@ void for_each_piece_fast(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
   for (size_t e; i < n; i = e) f(i, e = slow_piece_end<Fast>(scan, s, n, i));
 }
 
+// The block scanner and the ASCII path of a named pattern, as types (a C++17 lambda cannot take
+// template arguments): decltype(starts)::value and decltype(fast)::value.
+template <block_scan::BlockStarts (*Starts)(const uint8_t*)>
+using StartsFn = std::integral_constant<block_scan::BlockStarts (*)(const uint8_t*), Starts>;
+template <size_t (*Fast)(const uint8_t*, size_t, size_t)>
+using FastFn = std::integral_constant<size_t (*)(const uint8_t*, size_t, size_t), Fast>;
+
+// If scan is one of the named patterns' scanners, calls run(StartsFn<...>{}, FastFn<...>{}) with
+// its block scanner (the AVX-512BW one where it runs: block_scan.h) and its ASCII path, and
+// returns true; else returns false. The one place that pairs the named patterns with their loops.
+template <class Run>
+bool with_named_pattern(PieceScanner scan, Run&& run) {
+  using namespace block_scan;
+  if (!scan) return false;
+  const bool wide = wide_blocks();
+  if (scan == scanner_for(SplitPattern::kCl100k)) {
+    if (wide) run(StartsFn<cl100k_piece_starts_wide>{}, FastFn<ascii_fast::cl100k_piece>{});
+    else run(StartsFn<cl100k_piece_starts>{}, FastFn<ascii_fast::cl100k_piece>{});
+  } else if (scan == scanner_for(SplitPattern::kO200k)) {
+    if (wide) run(StartsFn<o200k_piece_starts_wide>{}, FastFn<ascii_fast::o200k_piece>{});
+    else run(StartsFn<o200k_piece_starts>{}, FastFn<ascii_fast::o200k_piece>{});
+  } else if (scan == scanner_for(SplitPattern::kGpt2)) {
+    if (wide) run(StartsFn<gpt2_piece_starts_wide>{}, FastFn<no_fast_path>{});
+    else run(StartsFn<gpt2_piece_starts>{}, FastFn<no_fast_path>{});
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // Calls f(begin, end) for every piece of s[0..n), in order.
 template <class F>
 void for_each_piece(PieceScanner scan, const uint8_t* s, size_t n, F&& f) {
-  using namespace block_scan;
-  const bool wide = wide_blocks();
-  if (scan == scanner_for(SplitPattern::kCl100k))
-    return wide ? for_each_piece_fast<cl100k_piece_starts_wide, ascii_fast::cl100k_piece>(scan, s, n, f)
-                : for_each_piece_fast<cl100k_piece_starts, ascii_fast::cl100k_piece>(scan, s, n, f);
-  if (scan == scanner_for(SplitPattern::kO200k))
-    return wide ? for_each_piece_fast<o200k_piece_starts_wide, ascii_fast::o200k_piece>(scan, s, n, f)
-                : for_each_piece_fast<o200k_piece_starts, ascii_fast::o200k_piece>(scan, s, n, f);
-  if (scan == scanner_for(SplitPattern::kGpt2))
-    return wide ? for_each_piece_fast<gpt2_piece_starts_wide, no_fast_path>(scan, s, n, f)
-                : for_each_piece_fast<gpt2_piece_starts, no_fast_path>(scan, s, n, f);
+  if (with_named_pattern(scan, [&](auto starts, auto fast) {
+        for_each_piece_fast<decltype(starts)::value, decltype(fast)::value>(scan, s, n, f);
+      }))
+    return;
   for (size_t i = 0; i < n;) {
     size_t e = scan(s, n, i);
     f(i, e);

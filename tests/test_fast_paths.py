@@ -175,6 +175,28 @@ def test_hot_tier_four_large_ids_equal_reference(big):
         assert tok.encode_ordinary(text) == expected
 
 
+# The rank rule's merges of two tokens below rank 512 come from a direct table built at load
+# (BytePairModel::low_pairs_), the others from the token tables. Vocabularies that mix both: single
+# bytes at ranks above 512 as well as below, tokens of up to 20 bytes (past the 16-byte keys) among
+# the low ranks, against the reference.
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), text=st.text(alphabet="abc d", max_size=120))
+def test_low_rank_pairs_equal_reference(seed, text):
+    rng = random.Random(seed)
+    ids = rng.sample(range(800), 800)
+    ranks = {bytes([b]): ids[b] for b in range(256)}
+    tokens: set[str] = set()
+    while len(tokens) < 300:
+        tokens.add("".join(rng.choice("abcd") for _ in range(rng.choice([2, 2, 3, 4, 6, 9, 15, 16, 17, 20]))))
+    by_length = sorted(tokens, key=lambda t: (-len(t), t))  # the longest tokens take the lowest free ids
+    for token, i in zip(by_length, sorted(ids[256:])):
+        ranks[token.encode()] = i
+    assert any(i < 512 and len(t) > 16 for t, i in ranks.items())
+    assert any(i >= 512 and len(t) == 1 for t, i in ranks.items())
+    tok = Tokenizer.from_ranks(ranks, pattern=r"\S+|\s+")
+    assert tok.encode_ordinary(text) == reference.encode(text, ranks, r"\S+|\s+")
+
+
 # Two- and three-byte characters are decoded inline by the scanners (every script of the BMP);
 # the rest through the general decoder. Both against `regex`, at every mix of widths.
 @settings(max_examples=300, deadline=None)

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Two builds of tokenforge on the same fresh slices, taking turns on one core: effects of 2%.
+
+    pip install --no-deps --target /tmp/build-a .        # (at the commit before a change)
+    pip install --no-deps --target /tmp/build-b .        # (with the change)
+    python benchmarks/ab_builds.py /tmp/build-a /tmp/build-b [--encoding cl100k_base]
+        [--corpus english|multilingual|code|PATH] [--kind list|numpy] [--slice 100000] [--slices 40]
+
+On this shared machine a process's speed moves 1.5x within minutes, so two builds timed one after
+the other (or even alternating processes, best of N) cannot show a change under ~10%. Here each
+build runs in its own process, both pinned to the same core, and they take turns slice by slice:
+each encodes slice k once (fresh text for both: every process has its own piece cache), the order
+alternating from slice to slice, so a burst of other work falls on both. The figure is the median
+of the per-slice time ratios (a / b: above 1 means b is faster). Run a build against itself first
+to see the noise (0.98-1.04 here). This is session 15's C++ method (docs/design.md, "Small effects,
+session 15") for any two builds, through the Python API. Not collected by pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # (after the build's directory: see worker)
+from bench_encode import setup_tiktoken_cache  # noqa: E402
+
+
+def corpus_text(corpus: str) -> str:
+    if os.path.exists(corpus):
+        with open(corpus, encoding="utf-8") as f:
+            return f.read()
+    from bench_encode import real_corpus  # (the real corpora, built and cached on first use)
+
+    return real_corpus(16)[corpus]
+
+
+def slices_of(args) -> list[str]:
+    text = corpus_text(args.corpus)
+    count = min(args.slices + 1, len(text) // args.slice)  # (the first one warms up)
+    return [text[k * args.slice:(k + 1) * args.slice] for k in range(count)]
+
+
+def worker(args) -> None:
+    """One build: encodes the slice whose index it reads on stdin, writes back the seconds."""
+    os.sched_setaffinity(0, {args.cpu})
+    sys.path.insert(0, args.worker)
+    import tokenforge
+
+    if not tokenforge.__file__.startswith(os.path.abspath(args.worker)):
+        raise SystemExit(f"{args.worker}: imported tokenforge from {tokenforge.__file__} instead")
+    enc = tokenforge.get_encoding(args.encoding)
+    if args.kind == "list":
+        def encode(t):
+            return enc.encode_ordinary(t)
+    else:
+        def encode(t):
+            return enc.encode_to_numpy(t, disallowed_special=())
+    parts = slices_of(args)
+    first = encode(parts[0])
+    print(len(first), flush=True)  # ready (and the parent checks both builds agree on the ids' count)
+    for line in sys.stdin:
+        t = (parts[int(line)] + ".")[:-1]  # a new str: its UTF-8 is not cached inside it yet
+        start = time.perf_counter()
+        encode(t)
+        print(time.perf_counter() - start, flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("a", nargs="?")
+    ap.add_argument("b", nargs="?")
+    ap.add_argument("--encoding", default="cl100k_base")
+    ap.add_argument("--corpus", default="english")
+    ap.add_argument("--kind", choices=("list", "numpy"), default="list")
+    ap.add_argument("--slice", type=int, default=100_000, help="characters per slice")
+    ap.add_argument("--slices", type=int, default=40)
+    ap.add_argument("--cpu", type=int, default=0, help="the core both builds run on")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+    if not (args.a and args.b):
+        ap.error("give two build directories (pip install --no-deps --target DIR .)")
+    setup_tiktoken_cache()  # (the workers inherit TIKTOKEN_CACHE_DIR: get_encoding runs offline)
+    passed = ["--encoding", args.encoding, "--corpus", args.corpus, "--kind", args.kind, "--slice", str(args.slice),
+              "--slices", str(args.slices), "--cpu", str(args.cpu)]
+    procs = [subprocess.Popen([sys.executable, __file__, "--worker", d, *passed], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True) for d in (args.a, args.b)]
+    counts = [p.stdout.readline().strip() for p in procs]
+    if counts[0] != counts[1] or not counts[0]:
+        raise SystemExit(f"the builds disagree on the warm-up slice: {counts[0]} against {counts[1]} ids")
+    n = len(slices_of(args)) - 1
+    times: list[list[float]] = [[], []]
+    for k in range(1, n + 1):
+        order = (0, 1) if k % 2 else (1, 0)
+        for w in order:
+            procs[w].stdin.write(f"{k}\n")
+            procs[w].stdin.flush()
+            times[w].append(float(procs[w].stdout.readline()))
+    for p in procs:
+        p.stdin.close()
+        p.wait()
+    ratios = sorted(a / b for a, b in zip(*times))
+    mb = sum(len(s.encode()) for s in slices_of(args)[1:]) / 1e6
+    print(f"{args.encoding} {args.corpus} {args.kind}, {n} fresh slices of {args.slice:,} characters, one core: "
+          f"a {mb / sum(times[0]):.1f} MB/s, b {mb / sum(times[1]):.1f} MB/s; median slice time a / b "
+          f"{statistics.median(ratios):.3f} (quartiles {ratios[len(ratios) // 4]:.3f}-{ratios[3 * len(ratios) // 4]:.3f})")
+
+
+if __name__ == "__main__":
+    main()

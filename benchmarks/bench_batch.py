@@ -6,7 +6,7 @@
 The real corpora of bench_encode.py are cut into documents of about --doc characters (at line
 ends), and the documents into batches of about --batch characters. For each encoding and corpus,
 one batch warms up, then each round encodes a fresh batch with 1 thread and with 2 (which goes
-first alternates, so each sees the batch first as often). MB/s of UTF-8 in wall time and in CPU
+first alternates, so each sees the batch first as often), the corpora taking turns round by round. MB/s of UTF-8 in wall time and in CPU
 time of the process, summed over --rounds, and the 2-thread / 1-thread ratio of wall times (the
 returned lists are freed after the clock stops, in both), and the median of the rounds' own
 ratios (the two runs of a round are side by side in time: steadier than the sums). On a shared
@@ -67,42 +67,42 @@ def main() -> None:
         enc = tokenforge.get_encoding(name)
         def run(b, k):
             return enc.encode_ordinary_batch(b, num_threads=k)
+        rows = {}
         for corpus_name, text in texts.items():
             bs = batches(documents(text, args.doc), args.batch)
-            need = 1 + args.rounds
-            if len(bs) < need:
+            if len(bs) < 1 + args.rounds:
                 raise SystemExit(f"corpus too small for {args.rounds} rounds; pass a larger --mb or smaller --batch")
-            warm = bs[0]
-            got = run(warm, 2)
-            if got != [enc.encode_ordinary(d) for d in warm]:
+            got = run(bs[0], 2)  # (the first batch warms up)
+            if got != [enc.encode_ordinary(d) for d in bs[0]]:
                 raise SystemExit(f"{name} {corpus_name}: batch ids differ from encode_ordinary's")
-            # Both thread counts encode the same batch in each round (documents differ a lot
-            # between batches: languages, code), the order alternating so that each one sees
-            # the batch first (cold cache) as often as second; times are summed over the rounds.
-            wall = {1: 0.0, 2: 0.0}
-            cpu = {1: 0.0, 2: 0.0}
-            busier = 0.0  # the 2-thread runs' busier thread: on free cores, its CPU time is the wall time
-            total = 0
-            ratios = []  # per round: the two runs side by side in time, so a burst of other work
-            for r in range(args.rounds):  # on the machine moves one round's ratio, not the median
-                b = bs[1 + r]
-                total += sum(len(d.encode()) for d in b)
+            rows[corpus_name] = {"batches": bs, "wall": {1: 0.0, 2: 0.0}, "cpu": {1: 0.0, 2: 0.0},
+                                 "busier": 0.0, "total": 0, "ratios": []}
+        # Both thread counts encode the same batch in each round (documents differ a lot between
+        # batches: languages, code), the order alternating so that each one sees the batch first
+        # (cold cache) as often as second. The corpora take turns round by round: a round is a few
+        # milliseconds, and a burst of other work on the second core then falls on one round of
+        # each row, not on every round of one row (the median of the rounds' ratios filters it).
+        for r in range(args.rounds):
+            for row in rows.values():
+                b = row["batches"][1 + r]
+                row["total"] += sum(len(d.encode()) for d in b)
                 took = {}
                 for k in ((1, 2) if r % 2 == 0 else (2, 1)):
                     t, c, m = time.perf_counter(), time.process_time(), time.thread_time()
                     result = run(b, k)
                     t, c, m = time.perf_counter() - t, time.process_time() - c, time.thread_time() - m
                     del result  # freeing the lists is the caller's later work, serial: not timed
-                    wall[k] += t
-                    cpu[k] += c
+                    row["wall"][k] += t
+                    row["cpu"][k] += c
                     took[k] = t
-                    if k == 2:
-                        busier += max(m, c - m)
-                ratios.append(took[1] / took[2])
-            mb = total / 1e6
+                    if k == 2:  # the 2-thread runs' busier thread: on free cores, its CPU time is the wall time
+                        row["busier"] += max(m, c - m)
+                row["ratios"].append(took[1] / took[2])
+        for corpus_name, row in rows.items():
+            mb, wall, cpu = row["total"] / 1e6, row["wall"], row["cpu"]
             print(f"| {name.split('_')[0]} {corpus_name} | {mb / wall[1]:.0f} / {mb / cpu[1]:.0f} | "
                   f"{mb / wall[2]:.0f} / {mb / cpu[2]:.0f} | x{wall[1] / wall[2]:.2f} | "
-                  f"x{statistics.median(ratios):.2f} | x{cpu[1] / busier:.2f} |", flush=True)
+                  f"x{statistics.median(row['ratios']):.2f} | x{cpu[1] / row['busier']:.2f} |", flush=True)
         english = texts["english"][:400_000]
         small = [english[i:i + 500] for i in range(0, len(english), 500)]
         enc.encode_ordinary_batch(small[:8])

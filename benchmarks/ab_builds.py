@@ -4,7 +4,8 @@
     pip install --no-deps --target /tmp/build-a .        # (at the commit before a change)
     pip install --no-deps --target /tmp/build-b .        # (with the change)
     python benchmarks/ab_builds.py /tmp/build-a /tmp/build-b [--encoding cl100k_base]
-        [--corpus english|multilingual|code|PATH] [--kind list|numpy] [--slice 100000] [--slices 40]
+        [--file TOKENIZER_FILE] [--corpus english|multilingual|code|PATH] [--kind list|numpy]
+        [--slice 100000] [--slices 40]
 
 On this shared machine a process's speed moves 1.5x within minutes, so two builds timed one after
 the other (or even alternating processes, best of N) cannot show a change under ~10%. Here each
@@ -52,7 +53,7 @@ def worker(args) -> None:
 
     if not tokenforge.__file__.startswith(os.path.abspath(args.worker)):
         raise SystemExit(f"{args.worker}: imported tokenforge from {tokenforge.__file__} instead")
-    enc = tokenforge.get_encoding(args.encoding)
+    enc = tokenforge.load(args.file) if args.file else tokenforge.get_encoding(args.encoding)
     if args.kind == "list":
         def encode(t):
             return enc.encode_ordinary(t)
@@ -74,6 +75,7 @@ def main() -> None:
     ap.add_argument("a", nargs="?")
     ap.add_argument("b", nargs="?")
     ap.add_argument("--encoding", default="cl100k_base")
+    ap.add_argument("--file", help="a tokenizer file to load instead (tokenforge.load)")
     ap.add_argument("--corpus", default="english")
     ap.add_argument("--kind", choices=("list", "numpy"), default="list")
     ap.add_argument("--slice", type=int, default=100_000, help="characters per slice")
@@ -86,7 +88,7 @@ def main() -> None:
     if not (args.a and args.b):
         ap.error("give two build directories (pip install --no-deps --target DIR .)")
     setup_tiktoken_cache()  # (the workers inherit TIKTOKEN_CACHE_DIR: get_encoding runs offline)
-    passed = ["--encoding", args.encoding, "--corpus", args.corpus, "--kind", args.kind, "--slice", str(args.slice),
+    passed = ["--encoding", args.encoding, *(["--file", args.file] if args.file else []), "--corpus", args.corpus, "--kind", args.kind, "--slice", str(args.slice),
               "--slices", str(args.slices), "--cpu", str(args.cpu)]
     procs = [subprocess.Popen([sys.executable, __file__, "--worker", d, *passed], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True) for d in (args.a, args.b)]
@@ -106,7 +108,7 @@ def main() -> None:
         p.wait()
     ratios = sorted(a / b for a, b in zip(*times))
     mb = sum(len(s.encode()) for s in slices_of(args)[1:]) / 1e6
-    print(f"{args.encoding} {args.corpus} {args.kind}, {n} fresh slices of {args.slice:,} characters, one core: "
+    print(f"{args.file or args.encoding} {args.corpus} {args.kind}, {n} fresh slices of {args.slice:,} characters, one core: "
           f"a {mb / sum(times[0]):.1f} MB/s, b {mb / sum(times[1]):.1f} MB/s; median slice time a / b "
           f"{statistics.median(ratios):.3f} (quartiles {ratios[len(ratios) // 4]:.3f}-{ratios[3 * len(ratios) // 4]:.3f})")
 

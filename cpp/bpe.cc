@@ -361,6 +361,15 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
     // A repeated pair keeps its first (highest-priority) rank, as in Hugging Face tokenizers.
     m->pairs_.insert(rule.left, rule.right, {uint32_t(r), rule.merged});
   }
+  if (!m->rank_rule_) {
+    m->low_merges_.assign(size_t(kLowIds) * kLowIds, {kNoToken, kNoToken});
+    for (size_t r = 0; r < merges.size(); ++r) {
+      const MergeRule& rule = merges[r];
+      if ((rule.left | rule.right) >= kLowIds) continue;
+      PairMap::Merge& slot = m->low_merges_[rule.left * kLowIds + rule.right];
+      if (slot.merged == kNoToken) slot = {uint32_t(r), rule.merged};
+    }
+  }
   if (!m->rank_rule_) m->find_whole_characters_of_pairs(tokens, merges);
   m->find_joined_characters(tokens);
   return m;

@@ -166,6 +166,10 @@ class BytePairModel {
       m->merged = m->rank;
       return true;
     }
+    if ((left | right) < kLowIds) {  // two frequent tokens (low_merges_)
+      *m = low_merges_[left * kLowIds + right];
+      return m->merged != kNoToken;
+    }
     const PairMap::Merge* found = pairs_.find(left, right);
     if (!found) return false;
     *m = *found;
@@ -215,6 +219,9 @@ class BytePairModel {
   // 2 MiB page measured the same (benchmarks/ab_builds.py: 0.996 and 0.986) and costs 1 MiB more.
   static constexpr uint32_t kLowIds = 512;
   std::vector<uint32_t> low_pairs_;
+  // The pairs rule's table of the same pairs: the listed merge of (left, right), merged kNoToken
+  // when none (2 MiB; filled from the merges in priority order, the first of a repeated pair).
+  std::vector<PairMap::Merge> low_merges_;
   void build_low_pairs(const std::vector<std::pair<uint32_t, std::string>>& tokens);
   uint32_t byte_id_[256];
   // Whole characters (session 10, docs/design.md): characters whose bytes always become their own

@@ -197,6 +197,36 @@ def test_low_rank_pairs_equal_reference(seed, text):
     assert tok.encode_ordinary(text) == reference.encode(text, ranks, r"\S+|\s+")
 
 
+# The pairs rule's table of the same pairs (BytePairModel::low_merges_): merges lists over ids
+# shuffled across 512, with repeated pairs (the first listed wins, as in Hugging Face tokenizers).
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), text=st.text(alphabet="abc d", max_size=120))
+def test_low_rank_merges_list_equal_reference(seed, text):
+    rng = random.Random(seed)
+    pool, merges = [b"a", b"b", b"c", b"d"], []
+    while len(merges) < 500:
+        if merges and rng.random() < 0.05:
+            merges.append(rng.choice(merges[:20]))  # an early pair again, later: its first rank holds
+            continue
+        a, b = rng.choice(pool), rng.choice(pool[-40:])
+        if len(a + b) <= 20:
+            merges.append((a, b))
+            if a + b not in pool:
+                pool.append(a + b)
+    tokens = [bytes([i]) for i in range(256)] + [t for t in pool if len(t) > 1]
+    ids = rng.sample(range(len(tokens) + 300), len(tokens))  # (sparse ids: some bytes above 512)
+    vocab = dict(zip(ids, tokens))
+    assert any(i >= 512 and len(t) == 1 for i, t in vocab.items()) and any(i < 512 and len(t) > 2 for i, t in vocab.items())
+    table: dict[tuple[bytes, bytes], int] = {}
+    for r, m in enumerate(merges):
+        table.setdefault(m, r)
+    tok = Tokenizer.from_vocab_merges(vocab, merges, pattern=r"\S+|\s+")
+    ranks = {t: i for i, t in vocab.items()}
+    expected = [ranks[p] for piece in reference.split(text, r"\S+|\s+")
+                for p in reference.bpe_piece_with_merges(table, piece.encode())]
+    assert tok.encode_ordinary(text) == expected
+
+
 # Two- and three-byte characters are decoded inline by the scanners (every script of the BMP);
 # the rest through the general decoder. Both against `regex`, at every mix of widths.
 @settings(max_examples=300, deadline=None)

@@ -353,21 +353,20 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
   for (const auto& t : tokens)
     if (t.second.size() == 2) m->two_byte_token_[uint8_t(t.second[0]) | (uint8_t(t.second[1]) << 8)] = t.first;
   m->rank_rule_ = merges.empty();
-  if (m->rank_rule_) m->build_low_pairs(tokens);
-  if (m->rank_rule_) m->find_whole_characters(tokens);
+  if (m->rank_rule_) {
+    m->build_low_pairs(tokens);
+    m->find_whole_characters(tokens);
+  }
   m->pairs_.reserve(merges.size());
+  if (!m->rank_rule_) m->low_merges_.assign(size_t(kLowIds) * kLowIds, {kNoToken, kNoToken});
   for (size_t r = 0; r < merges.size(); ++r) {
     const MergeRule& rule = merges[r];
     // A repeated pair keeps its first (highest-priority) rank, as in Hugging Face tokenizers.
-    m->pairs_.insert(rule.left, rule.right, {uint32_t(r), rule.merged});
-  }
-  if (!m->rank_rule_) {
-    m->low_merges_.assign(size_t(kLowIds) * kLowIds, {kNoToken, kNoToken});
-    for (size_t r = 0; r < merges.size(); ++r) {
-      const MergeRule& rule = merges[r];
-      if ((rule.left | rule.right) >= kLowIds) continue;
-      PairMap::Merge& slot = m->low_merges_[rule.left * kLowIds + rule.right];
-      if (slot.merged == kNoToken) slot = {uint32_t(r), rule.merged};
+    PairMap::Merge merge{uint32_t(r), rule.merged};
+    m->pairs_.insert(rule.left, rule.right, merge);
+    if ((rule.left | rule.right) < kLowIds) {
+      PairMap::Merge& low = m->low_merges_[rule.left * kLowIds + rule.right];
+      if (low.merged == kNoToken) low = merge;
     }
   }
   if (!m->rank_rule_) m->find_whole_characters_of_pairs(tokens, merges);

@@ -87,13 +87,18 @@ def main() -> None:
         return worker(args)
     if not (args.a and args.b):
         ap.error("give two build directories (pip install --no-deps --target DIR .)")
+    for d in (args.a, args.b):
+        if not os.path.isfile(os.path.join(d, "tokenforge", "__init__.py")):
+            ap.error(f"{d}: no tokenforge package there (pip install --no-deps --target {d} .)")
     setup_tiktoken_cache()  # (the workers inherit TIKTOKEN_CACHE_DIR: get_encoding runs offline)
     passed = ["--encoding", args.encoding, *(["--file", args.file] if args.file else []), "--corpus", args.corpus, "--kind", args.kind, "--slice", str(args.slice),
               "--slices", str(args.slices), "--cpu", str(args.cpu)]
     procs = [subprocess.Popen([sys.executable, __file__, "--worker", d, *passed], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True) for d in (args.a, args.b)]
     counts = [p.stdout.readline().strip() for p in procs]
-    if counts[0] != counts[1] or not counts[0]:
+    if not all(counts):
+        raise SystemExit("a build failed to start (its error is above)")
+    if counts[0] != counts[1]:
         raise SystemExit(f"the builds disagree on the warm-up slice: {counts[0]} against {counts[1]} ids")
     n = len(slices_of(args)) - 1
     times: list[list[float]] = [[], []]

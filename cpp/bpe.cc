@@ -136,13 +136,12 @@ constexpr size_t kHotBytes = sizeof(BytePairModel::HotEntry) * (BytePairModel::k
 BytePairModel::HotEntry no_entries[BytePairModel::kHotEntries + BytePairModel::kVictimEntries];  // (zeros, read only)
 }  // namespace
 
-BytePairModel::Cache::Cache(bool allocate) : hot(no_entries), victim(no_entries + kHotEntries) {
+BytePairModel::Cache::Cache(bool allocate) : hot(no_entries) {
   if (!allocate) return;
   void* block = alloc_maybe_huge(kHotBytes);
   if (block == nullptr) return;
   std::memset(block, 0, kHotBytes);
   hot = static_cast<HotEntry*>(block);
-  victim = hot + kHotEntries;
   tiers.reset(new (std::nothrow) Tiers);
   if (tiers && !(tiers->big.allocated() && tiers->long_pieces.allocated())) tiers.reset();
 }
@@ -274,7 +273,7 @@ namespace {
 void evict(BytePairModel::Cache* cache, const BytePairModel::HotEntry& e) {
   uint32_t len = (e.tag >> 16) & 0xFF;  // (more than 16 for a stretch: stretches are not kept)
   if ((e.tag & 0xFFFF) == cache->hot_epoch && len > 1 && len <= ShortKey::kMaxLen)
-    cache->victim[BytePairModel::victim_index(hash_short({e.lo, e.hi, len}))] = e;
+    cache->victims()[BytePairModel::victim_index(hash_short({e.lo, e.hi, len}))] = e;
 }
 
 void remember_hot(BytePairModel::Cache* cache, BytePairModel::HotEntry& e, const ShortKey& k, const uint32_t* ids,
@@ -676,7 +675,7 @@ void BytePairModel::encode_short(const uint8_t* p, const ShortKey& k, uint64_t h
   HotEntry& hot = cache->hot[hot_index(h)];
   uint32_t id = byte_id_[p[0]];
   if (k.len > 1 && cache->tiers) {  // (the shared empty cache is never written)
-    const HotEntry& v = cache->victim[victim_index(h)];
+    const HotEntry& v = cache->victims()[victim_index(h)];
     if (hot_matches(v, k, hot_tag(cache->hot_epoch, k.len))) {
       HotEntry found = v;
       evict(cache, hot);

@@ -73,7 +73,7 @@ class BytePairModel {
     // tags), zeroed, in one block of 2 MiB pages where the kernel gives them (huge_pages.h); in
     // the shared empty cache, a static block of zeros.
     HotEntry* hot;
-    HotEntry* victim;
+    HotEntry* victims() const { return hot + kHotEntries; }
     std::unique_ptr<Tiers> tiers;  // null in the shared cache of threads that could not allocate one
     explicit Cache(bool allocate);
     ~Cache();

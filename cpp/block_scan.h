@@ -53,7 +53,9 @@ struct BlockStarts {
 #ifdef __SSE2__
 struct Classes {
   uint64_t upper, lower, digit, space, newline, high, apostrophe, contraction_letter, slash, blank;
-  uint64_t foreign;  // the bytes >= 0x80 that are not part of a known two-byte letter
+  uint64_t caseless;  // where case matters: letters of neither case (the three-byte letters below)
+  uint64_t foreign;   // the bytes >= 0x80 that are not part of a known letter
+  uint64_t cjk_punctuation;  // the first bytes of the commonest CJK punctuation marks (below)
 };
 
 // The 64 bytes at p as masks (bit k: byte p + k), by one of two instruction sets with the same
@@ -117,9 +119,10 @@ struct Avx512Block {
 //    (D1 A0..BF alternate between the cases and are left to the scanners);
 //  - where case does not matter, C4..C9 xx and all of D1 xx: U+0100..U+024F and U+0440..U+047F,
 //    all letters.
+// Returns the mask of their bytes.
 template <bool CaseMatters, class Block>
-inline void add_two_byte_letters(const Block& b, Classes& c) {
-  uint64_t cont = b.high_below(0xC0), c3 = b.equal(0xC3), d0 = b.equal(0xD0), d1 = b.equal(0xD1);
+inline uint64_t add_two_byte_letters(const Block& b, uint64_t cont, Classes& c) {
+  uint64_t c3 = b.equal(0xC3), d0 = b.equal(0xD0), d1 = b.equal(0xD1);
   uint64_t latin1 = cont & ~(b.equal(0x97) | b.equal(0xB7));  // the second bytes of C3's letters
   uint64_t known;
   if (CaseMatters) {
@@ -138,7 +141,55 @@ inline void add_two_byte_letters(const Block& b, Classes& c) {
     c.lower |= letter;
     known = letter;
   }
-  c.foreign = c.high & ~known;
+  return known;
+}
+
+// Adds the three-byte letters of block b whose class their bytes' ranges decide, all of general
+// category Lo or Lm (letters without case), and returns the mask of their bytes:
+//  - E4 B8..BF xx, E5..E9 xx xx: the CJK ideographs U+4E00..U+9FFF;
+//  - EA B0..BF xx, EB..EC xx xx, ED 80..9D xx: the Hangul syllables U+AC00..U+D77F;
+//  - E3 81 81..BF, E3 82 80..96 / 9D..9F / A1..BF, E3 83 80..BA / BC..BF: the kana U+3041..U+30FF
+//    without U+3097..U+309C (unassigned, two combining marks, two modifier symbols), U+30A0 (a
+//    dash) and U+30FB (a dot), which are not letters.
+// Where case matters (o200k), a letter without case joins a word of either case, so the patterns'
+// case rules would need the whole word; a three-byte letter with a cased letter right before or
+// after it is left to the scanners instead. (A character's third byte at p[62..63] is outside
+// the block: its letter is not known.)
+template <bool CaseMatters, class Block>
+inline uint64_t add_three_byte_letters(const Block& b, uint64_t cont, Classes& c) {
+  uint64_t e3 = b.equal(0xE3), e4 = b.equal(0xE4), ea = b.equal(0xEA), ed = b.equal(0xED);
+  uint64_t e5_e9 = b.in_range(0xE5, 5), eb_ec = b.in_range(0xEB, 2);
+  uint64_t second = (e4 & (b.in_range(0xB8, 8) >> 1)) | (e5_e9 & (cont >> 1)) |  // (at the lead byte: the
+                    (ea & (b.in_range(0xB0, 16) >> 1)) | (eb_ec & (cont >> 1)) |  //  second byte is right)
+                    (ed & (b.in_range(0x80, 0x1E) >> 1));
+  uint64_t lead = second & (cont >> 2);
+  if (e3) {
+    uint64_t third81 = cont & ~b.equal(0x80);
+    uint64_t third82 = b.in_range(0x80, 0x17) | b.in_range(0x9D, 3) | b.in_range(0xA1, 0x1F);
+    uint64_t third83 = cont & ~b.equal(0xBB);
+    uint64_t kana = (b.equal(0x81) & (third81 >> 1)) | (b.equal(0x82) & (third82 >> 1)) | (b.equal(0x83) & (third83 >> 1));
+    lead |= e3 & (kana >> 1);
+  }
+  if (CaseMatters) {
+    uint64_t cased = c.upper | c.lower;
+    lead &= ~((cased << 1) | (cased >> 3));
+  }
+  // The punctuation of Chinese and Japanese text: 、。「」『』 (E3 80 81..82, 8C..8F) and the full-width
+  // ！（），：；？ (EF BC 81, 88..89, 8C, 9A..9B, 9F). They stop a block like any foreign byte, but
+  // a block that stops at one is not followed by 64 bytes the slow way (block_result): the text
+  // around them is mostly letters the blocks know.
+  uint64_t e3_80 = e3 & (b.equal(0x80) >> 1), ef_bc = b.equal(0xEF) & (b.equal(0xBC) >> 1);
+  if (e3_80 | ef_bc) {
+    uint64_t after_e3_80 = b.in_range(0x81, 2) | b.in_range(0x8C, 4);
+    uint64_t after_ef_bc = b.equal(0x81) | b.in_range(0x88, 2) | b.equal(0x8C) | b.in_range(0x9A, 2) | b.equal(0x9F);
+    c.cjk_punctuation = (e3_80 & (after_e3_80 >> 2)) | (ef_bc & (after_ef_bc >> 2));
+  }
+  uint64_t letter = lead | (lead << 1) | (lead << 2);
+  if (CaseMatters)
+    c.caseless |= letter;
+  else
+    c.lower |= letter;
+  return letter;
 }
 
 template <bool CaseMatters, class Block>
@@ -157,7 +208,11 @@ inline Classes classify(const uint8_t* p) {
   if (c.apostrophe)  // (most blocks have none)
     for (char letter : {'s', 'd', 'm', 't', 'l', 'v', 'r'}) c.contraction_letter |= b.folded_equal(uint8_t(letter));
   c.foreign = c.high;
-  if (c.high) add_two_byte_letters<CaseMatters>(b, c);
+  if (c.high) {
+    uint64_t cont = b.high_below(0xC0);
+    c.foreign &= ~add_two_byte_letters<CaseMatters>(b, cont, c);
+    if (c.foreign & ~cont) c.foreign &= ~add_three_byte_letters<CaseMatters>(b, cont, c);
+  }
   return c;
 }
 
@@ -183,7 +238,7 @@ inline unsigned block_end(const Classes& c) {
 }
 
 inline BlockStarts block_result(uint64_t starts, unsigned trusted, unsigned end, const Classes& c) {
-  return {starts, trusted, end < 16 && ((c.foreign >> end) & 1)};
+  return {starts, trusted, end < 16 && ((c.foreign & ~c.cjk_punctuation) >> end) & 1};
 }
 
 // How many leading positions have certain start bits, for a block that stops at `end`: those
@@ -203,7 +258,7 @@ inline BlockStarts piece_starts(const uint8_t* p) {
   Classes c = classify<O200k, Block>(p);
   unsigned end = block_end(c);
   uint64_t valid = bits_below(end);
-  uint64_t letter = (c.upper | c.lower) & valid, digit = c.digit & valid, white = c.space & valid;
+  uint64_t letter = (c.upper | c.lower | c.caseless) & valid, digit = c.digit & valid, white = c.space & valid;
   uint64_t newline = c.newline & valid, blank = c.blank & valid;
   uint64_t other = ~(letter | digit | white | c.high) & valid;
   uint64_t separate = white & ~newline;  // S
@@ -281,6 +336,23 @@ inline BlockStarts o200k_piece_starts(const uint8_t* p) { return piece_starts<tr
 TOKENFORGE_AVX512 __attribute__((flatten)) inline BlockStarts gpt2_piece_starts_wide(const uint8_t* p) { return gpt2_starts<Avx512Block>(p); }
 TOKENFORGE_AVX512 __attribute__((flatten)) inline BlockStarts cl100k_piece_starts_wide(const uint8_t* p) { return piece_starts<false, Avx512Block>(p); }
 TOKENFORGE_AVX512 __attribute__((flatten)) inline BlockStarts o200k_piece_starts_wide(const uint8_t* p) { return piece_starts<true, Avx512Block>(p); }
+// The bytes of p[0..64) that belong to the letters the blocks know, of any case (bit k: p[k]; the
+// ASCII letters and the two- and three-byte ones above): the byte-at-a-time scanners skip long
+// runs of letters of other scripts with it.
+template <class Block>
+inline uint64_t letter_bytes(const uint8_t* p) {
+  Classes c = classify<false, Block>(p);
+  return c.upper | c.lower;
+}
+inline uint64_t letter_bytes_sse2(const uint8_t* p) { return letter_bytes<Sse2Block>(p); }
+TOKENFORGE_AVX512 __attribute__((flatten)) inline uint64_t letter_bytes_wide(const uint8_t* p) { return letter_bytes<Avx512Block>(p); }
+// The same for the three-byte letters without case (none next to a letter with case).
+template <class Block>
+inline uint64_t caseless_bytes(const uint8_t* p) {
+  return classify<true, Block>(p).caseless;
+}
+inline uint64_t caseless_bytes_sse2(const uint8_t* p) { return caseless_bytes<Sse2Block>(p); }
+TOKENFORGE_AVX512 __attribute__((flatten)) inline uint64_t caseless_bytes_wide(const uint8_t* p) { return caseless_bytes<Avx512Block>(p); }
 // Whether the blocks are classified with AVX-512BW: where the processor and its operating system
 // run it, unless TOKENFORGE_DISABLE_AVX512 is set (to 1) in the environment when first asked (the
 // tests check the SSE2 path that way; a result never depends on it).

@@ -58,9 +58,10 @@ void encode_pieces(const BytePairModel& model, PieceScanner scan, const uint8_t*
   BytePairModel::Cache* cache = model.cache();
   const uint8_t* end = s + n;
   BytePairModel::PendingPiece block[64];
-  size_t i = 0, slow_until = 0;
+  size_t i = 0;
+  BlockPace pace;
   while (i + 64 <= n) {
-    uint64_t ends = i < slow_until ? 0 : block_piece_ends<Starts>(s, i, &slow_until);
+    uint64_t ends = i < pace.slow_until ? 0 : pieces_ending_in<Starts>(s, i, &pace);
     if (!ends) {
       size_t e = slow_piece_end<Fast>(scan, s, n, i);
       model.encode_piece(s + i, e - i, end, cache, out);

@@ -19,6 +19,34 @@ inline size_t run_of(const uint8_t* s, size_t n, size_t i, uint8_t mask) {
   return i;
 }
 
+// Whether s[i] may start one of the three-byte letters the blocks know (block_scan.h: E3..ED).
+inline bool may_start_known_letter(const uint8_t* s, size_t i) { return uint8_t(s[i] - 0xE3) <= 0xED - 0xE3; }
+
+// The end of the bytes from i on that `known` (64 bytes at a time) says are known: a run of
+// Chinese or Japanese letters is often a whole clause, and these skip it without decoding it.
+template <uint64_t (*KnownSse2)(const uint8_t*), uint64_t (*KnownWide)(const uint8_t*)>
+inline size_t known_run_end(const uint8_t* s, size_t n, size_t i) {
+#ifdef __SSE2__
+  const bool wide = block_scan::wide_blocks();
+  while (i + 64 <= n) {
+    uint64_t known = wide ? KnownWide(s + i) : KnownSse2(s + i);
+    if (~known) return i + size_t(__builtin_ctzll(~known));
+    i += 64;
+  }
+#else
+  (void)s;
+  (void)n;
+#endif
+  return i;
+}
+
+// run_of(..., kLetter) from i, whose character is c: the letters the blocks know skipped first.
+inline size_t letters_from(const uint8_t* s, size_t n, size_t i, const Char& c) {
+  if (c.len == 3 && may_start_known_letter(s, i))
+    i = known_run_end<block_scan::letter_bytes_sse2, block_scan::letter_bytes_wide>(s, n, i);
+  return run_of(s, n, i, kLetter);
+}
+
 inline size_t run_of_other(const uint8_t* s, size_t n, size_t i) {
   while (i < n) {
     Char c = decode_char(s, n, i);
@@ -76,7 +104,7 @@ size_t scan_gpt2(const uint8_t* s, size_t n, size_t i) {
       c = next;
     }
   }
-  if (c.cls & kLetter) return run_of(s, n, j, kLetter);
+  if (c.cls & kLetter) return letters_from(s, n, j, c);
   if (c.cls & kNumber) return run_of(s, n, j, kNumber);
   if (is_other(c.cls)) return run_of_other(s, n, j);
   return whitespace_piece(s, n, i, NewlineBranch::kNone);
@@ -88,11 +116,12 @@ size_t scan_cl100k(const uint8_t* s, size_t n, size_t i) {
   if (size_t e = ascii_fast::cl100k_word(s, n, i)) return e;
   if (size_t e = contraction_end(s, n, i, /*ignore_case=*/true)) return e;
   Char c = decode_char(s, n, i);
-  if (c.cls & kLetter) return run_of(s, n, i, kLetter);
+  if (c.cls & kLetter) return letters_from(s, n, i, c);
   size_t after = i + c.len;
-  if (!(c.cls & kNumber) && !is_crlf(c.cp)) {
+  if (!(c.cls & kNumber) && !is_crlf(c.cp) && after < n) {
     // One possessive prefix character (any space but CR/LF, or punctuation, or a mark) then letters.
-    if (after < n && (decode_char(s, n, after).cls & kLetter)) return run_of(s, n, after, kLetter);
+    Char next = decode_char(s, n, after);
+    if (next.cls & kLetter) return letters_from(s, n, after, next);
   }
   if (c.cls & kNumber) return digits_upto(s, n, i, 3);
   size_t j = i;
@@ -116,9 +145,19 @@ size_t scan_cl100k(const uint8_t* s, size_t n, size_t i) {
 // after it (the characters after it in the run are not in W). If there is none, A fails.
 size_t o200k_branch_a(const uint8_t* s, size_t n, size_t p) {
   size_t k = p, last_w_end = 0;
+  bool skipped = false;
   while (k < n) {
     Char c = decode_char(s, n, k);
     if (!(c.cls & kUpperish)) break;
+    if (!skipped && c.len == 3 && (c.cls & kLowerish) && may_start_known_letter(s, k)) {
+      // Letters without case (in U and in W) that the blocks know: skipped at once (once per piece)
+      skipped = true;
+      size_t e = known_run_end<block_scan::caseless_bytes_sse2, block_scan::caseless_bytes_wide>(s, n, k);
+      if (e > k) {
+        k = last_w_end = e;
+        continue;
+      }
+    }
     k += c.len;
     if (c.cls & kLowerish) last_w_end = k;
   }

@@ -263,7 +263,30 @@ _TWO_BYTE_FRAGMENTS = ["Д", "ж", "Привет", "мир", "ЁЖИК", "ёлк
                        "333", "/", "-", "(", ")", "\t", "中", "😀", "—", "«", "»", "№"]
 
 
-_FRAGMENT_SETS = {"ascii": _BLOCK_FRAGMENTS, "two-byte": _TWO_BYTE_FRAGMENTS}
+# Three-byte letters whose class a range test of their bytes decides (CJK ideographs U+4E00..9FFF,
+# Hangul syllables U+AC00..D77F, kana U+3041..30FF but for the marks, symbols and punctuation
+# among them) stay in the block path too. Their neighbours: the kana that are not letters (゙ ゚ ゛ ゜
+# ゠ ・, unassigned U+3040 and U+3097), the code points just outside the ranges (U+4DFF, U+A000,
+# U+ABFF, U+D7A3..D7A4, U+D7B0), CJK punctuation, full-width forms, and cased letters right
+# beside them (o200k leaves those words to the scanners: a letter without case joins a word of
+# either case).
+_THREE_BYTE_FRAGMENTS = ["中", "中文", "一", "\u9fff", "\u4e02", "\u4dff", "\ua000", "\uabff", "가", "한국어", "\ud7a3",
+                         "\ud7a4", "\ud7b0", "\ud7ff", "ぁ", "ひらがな", "カタカナ", "ゔ", "ゕ", "\u3040", "\u3097", "\u3099",
+                         "\u309a", "\u309b", "\u309c", "ゝゞゟ", "\u30a0", "ァ", "ヺ", "\u30fb", "ー", "ヽヾヿ", "。", "、", "「",
+                         "」", "（", "）", "Ａ", "ａ", "１", "\u3000", "々", "〇", "a", "B", "Word", "é", "É", "Ж", "ж",
+                         "x中", "中x", "X한", "한X", "aB", "ab中cD", "1", "22", " ", "  ", "\n", ".", ",", "'", "'s",
+                         "'S", "/", "-", "\t", "😀", "ǅ", "ʰ"]
+
+
+# Runs of them longer than a block (the scanners skip such runs 64 bytes at a time), broken by
+# what ends or interrupts them.
+_LONG_RUN_FRAGMENTS = ["各マニュアルページには短い要約文が含まれています", "标准匹配规则允许匹配手册页名称和手册页描述中的单词边界",
+                       "명령어를사용하여파일을복사합니다", "中" * 30, "が" * 25, "힣" * 22, "\u4e00\u9fff" * 12, "。", "、",
+                       "\u30fb", "\u309b", "々", "\u3040", "Ａ", "a", "Ab", "XY", "é", "1", " ", "\n", "'s", "-"]
+
+
+_FRAGMENT_SETS = {"ascii": _BLOCK_FRAGMENTS, "two-byte": _TWO_BYTE_FRAGMENTS, "three-byte": _THREE_BYTE_FRAGMENTS,
+                  "long-runs": _LONG_RUN_FRAGMENTS}
 
 
 def _fragment_text(kind):

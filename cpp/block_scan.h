@@ -23,8 +23,9 @@
 // These rules need the bytes around a position and the runs through it; so only starts whose
 // runs end inside the 64 bytes are trusted. Letters of two bytes whose class a range test of
 // their two bytes decides (Latin-1's, Cyrillic's first 96 and, where case does not matter,
-// U+0100..U+024F) count as letters, both bytes in the letter's class; the block stops before any
-// other byte >= 0x80 (a letter, digit, space or mark of another script could change the piece)
+// U+0100..U+024F) count as letters, both bytes in the letter's class, and so do the three-byte
+// letters without case of CJK ideographs, Hangul syllables and kana (add_three_byte_letters); the
+// block stops before any other byte >= 0x80 (a letter, digit, space or mark of another script could change the piece)
 // and before an apostrophe that could begin a contraction; those pieces, and the end of the text
 // (`\s++$`), are left to the byte-at-a-time scanners. The callers check every piece against
 // `regex` (tests/test_fast_paths.py).
@@ -43,7 +44,8 @@ namespace block_scan {
 // What a block found: the piece starts at p[0..64) (bit 0: p, itself a piece start), how many
 // leading positions have certain start bits (the pieces between two trusted starts can be
 // emitted), and whether the block stopped within its first 16 bytes before a foreign byte (text
-// of another script, mostly: the callers then scan the next 64 bytes the slow way).
+// of another script, mostly: the callers then scan the next 64 bytes the slow way; not at the
+// commonest CJK punctuation, between letters the blocks know).
 struct BlockStarts {
   uint64_t starts;
   unsigned trusted;

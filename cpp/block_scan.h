@@ -374,6 +374,10 @@ inline BlockStarts o200k_piece_starts(const uint8_t*) { return {1, 0, false}; }
 inline BlockStarts gpt2_piece_starts_wide(const uint8_t*) { return {1, 0, false}; }
 inline BlockStarts cl100k_piece_starts_wide(const uint8_t*) { return {1, 0, false}; }
 inline BlockStarts o200k_piece_starts_wide(const uint8_t*) { return {1, 0, false}; }
+inline uint64_t letter_bytes_sse2(const uint8_t*) { return 0; }
+inline uint64_t letter_bytes_wide(const uint8_t*) { return 0; }
+inline uint64_t caseless_bytes_sse2(const uint8_t*) { return 0; }
+inline uint64_t caseless_bytes_wide(const uint8_t*) { return 0; }
 inline bool wide_blocks() { return false; }
 #endif
 

@@ -619,21 +619,23 @@ void BytePairModel::build_low_pairs(const std::vector<std::pair<uint32_t, std::s
       key[t.first] = __uint128_t(k.hi) << 64 | k.lo;
     }
   }
-  low_pairs_.assign(size_t(kLowIds) * kLowIds, kNoToken);
+  low_pairs_.assign(size_t(kLowIds) * kLowIds, kLowNone);
   std::string joined;
   for (uint32_t left = 0; left < kLowIds; ++left) {
     if (!text[left]) continue;
     for (uint32_t right = 0; right < kLowIds; ++right) {
       if (!text[right]) continue;
-      uint32_t* slot = &low_pairs_[left * kLowIds + right];
+      uint32_t id;
+      bool found;
       size_t n = text[left]->size() + text[right]->size();
       if (n <= ShortKey::kMaxLen) {  // the joined key from the two (the bytes after a key are zeros)
         __uint128_t k = key[left] | key[right] << (8 * text[left]->size());
-        short_tokens_.find(ShortKey{uint64_t(k), uint64_t(k >> 64), uint32_t(n)}, slot);
+        found = short_tokens_.find(ShortKey{uint64_t(k), uint64_t(k >> 64), uint32_t(n)}, &id);
       } else {
         joined.assign(*text[left]).append(*text[right]);
-        lookup(reinterpret_cast<const uint8_t*>(joined.data()), joined.size(), slot);
+        found = lookup(reinterpret_cast<const uint8_t*>(joined.data()), joined.size(), &id);
       }
+      if (found) low_pairs_[left * kLowIds + right] = id < kLowElsewhere ? uint16_t(id) : kLowElsewhere;
     }
   }
 }

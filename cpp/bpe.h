@@ -161,8 +161,13 @@ class BytePairModel {
         return m->rank != kNoToken;
       }
       if ((left | right) < kLowIds) {  // two frequent tokens: a direct table too
-        m->rank = m->merged = low_pairs_[left * kLowIds + right];
-        return m->rank != kNoToken;
+        uint32_t joined = low_pairs_[left * kLowIds + right];
+        if (joined < kLowElsewhere) {
+          m->rank = m->merged = joined;
+          return true;
+        }
+        if (joined == kLowNone) return false;
+        // (a joined token whose id does not fit in 16 bits: the lookup below)
       }
       bool found = len <= ShortKey::kMaxLen ? short_tokens_.find(short_key_unchecked(p + a, len), &m->rank)
                                             : long_tokens_.find(p + a, len, &m->rank);
@@ -218,11 +223,12 @@ class BytePairModel {
   static constexpr uint32_t kNoToken = ~0u;
   std::vector<uint32_t> two_byte_token_;  // [b0 | b1 << 8]: the id of the token b0 b1, or kNoToken
   // The rank rule's merges of two tokens whose ids (ranks: the most frequent merges) are below
-  // kLowIds: [left * kLowIds + right] -> the id of their bytes joined, or kNoToken (1 MiB; about
-  // half the merge loop's lookups of 3 bytes or more on text; build_low_pairs). In 4 KiB pages: a
-  // 2 MiB page measured the same (benchmarks/ab_builds.py: 0.996 and 0.986) and costs 1 MiB more.
+  // kLowIds: [left * kLowIds + right] -> the id of their bytes joined, kLowNone when they are not a
+  // token, kLowElsewhere when its id needs more than 16 bits (then the token table answers);
+  // 512 KiB, about half the merge loop's lookups of 3 bytes or more on text (build_low_pairs).
   static constexpr uint32_t kLowIds = 512;
-  std::vector<uint32_t> low_pairs_;
+  static constexpr uint16_t kLowNone = 0xFFFF, kLowElsewhere = 0xFFFE;
+  std::vector<uint16_t> low_pairs_;
   // The pairs rule's table of the same pairs: the listed merge of (left, right), merged kNoToken
   // when none (2 MiB; filled from the merges in priority order, the first of a repeated pair).
   std::vector<PairMap::Merge> low_merges_;

@@ -183,7 +183,7 @@ def test_hot_tier_four_large_ids_equal_reference(big):
 @given(seed=st.integers(0, 2**32 - 1), text=st.text(alphabet="abc d", max_size=120))
 def test_low_rank_pairs_equal_reference(seed, text):
     rng = random.Random(seed)
-    ids = rng.sample(range(800), 800)
+    ids = [i if i < 700 else i + 70_000 for i in rng.sample(range(800), 800)]  # (ids past 16 bits too)
     ranks = {bytes([b]): ids[b] for b in range(256)}
     tokens: set[str] = set()
     while len(tokens) < 300:
@@ -193,6 +193,13 @@ def test_low_rank_pairs_equal_reference(seed, text):
         ranks[token.encode()] = i
     assert any(i < 512 and len(t) > 16 for t, i in ranks.items())
     assert any(i >= 512 and len(t) == 1 for t, i in ranks.items())
+    # Joined pairs of low ids whose token's id needs more than 16 bits (the table leaves them to
+    # the token table), in every example.
+    low = sorted((t for t, i in ranks.items() if i < 512 and set(t) <= set(b"abcd")), key=lambda t: (len(t), t))
+    joins = [x + y for x in low[:12] for y in low[:12] if x + y not in ranks and 2 < len(x + y) <= 16]
+    for k, joined in enumerate(dict.fromkeys(joins[:20])):
+        ranks[joined] = 80_000 + k
+    assert len(joins) >= 20
     tok = Tokenizer.from_ranks(ranks, pattern=r"\S+|\s+")
     assert tok.encode_ordinary(text) == reference.encode(text, ranks, r"\S+|\s+")
 

@@ -357,15 +357,16 @@ std::unique_ptr<BytePairModel> BytePairModel::create(
     m->find_whole_characters(tokens);
   }
   m->pairs_.reserve(merges.size());
-  if (!m->rank_rule_) m->low_merges_.assign(size_t(kLowIds) * kLowIds, {kNoToken, kNoToken});
+  if (!m->rank_rule_) m->low_merges_.assign(size_t(kLowIds) * kLowIds, kLowMergeNone);
   for (size_t r = 0; r < merges.size(); ++r) {
     const MergeRule& rule = merges[r];
     // A repeated pair keeps its first (highest-priority) rank, as in Hugging Face tokenizers.
     PairMap::Merge merge{uint32_t(r), rule.merged};
     m->pairs_.insert(rule.left, rule.right, merge);
     if ((rule.left | rule.right) < kLowIds) {
-      PairMap::Merge& low = m->low_merges_[rule.left * kLowIds + rule.right];
-      if (low.merged == kNoToken) low = merge;
+      uint32_t& low = m->low_merges_[rule.left * kLowIds + rule.right];
+      if (low == kLowMergeNone)
+        low = r < 0xFFFF && rule.merged <= 0xFFFF ? uint32_t(r) << 16 | rule.merged : kLowMergeElsewhere;
     }
   }
   if (!m->rank_rule_) m->find_whole_characters_of_pairs(tokens, merges);

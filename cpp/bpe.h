@@ -176,8 +176,14 @@ class BytePairModel {
       return true;
     }
     if ((left | right) < kLowIds) {  // two frequent tokens (low_merges_)
-      *m = low_merges_[left * kLowIds + right];
-      return m->merged != kNoToken;
+      uint32_t packed = low_merges_[left * kLowIds + right];
+      if (packed < kLowMergeElsewhere) {
+        m->rank = packed >> 16;
+        m->merged = packed & 0xFFFF;
+        return true;
+      }
+      if (packed == kLowMergeNone) return false;
+      // (a rank or an id that does not fit in 16 bits: the pair table below)
     }
     const PairMap::Merge* found = pairs_.find(left, right);
     if (!found) return false;
@@ -229,9 +235,12 @@ class BytePairModel {
   static constexpr uint32_t kLowIds = 512;
   static constexpr uint16_t kLowNone = 0xFFFF, kLowElsewhere = 0xFFFE;
   std::vector<uint16_t> low_pairs_;
-  // The pairs rule's table of the same pairs: the listed merge of (left, right), merged kNoToken
-  // when none (2 MiB; filled from the merges in priority order, the first of a repeated pair).
-  std::vector<PairMap::Merge> low_merges_;
+  // The pairs rule's table of the same pairs: the listed merge of (left, right) as rank << 16 |
+  // merged id, kLowMergeNone when none, kLowMergeElsewhere when its rank or id needs more than 16
+  // bits (then the pair table answers); 1 MiB, filled from the merges in priority order (the
+  // first of a repeated pair).
+  static constexpr uint32_t kLowMergeNone = 0xFFFFFFFF, kLowMergeElsewhere = 0xFFFFFFFE;
+  std::vector<uint32_t> low_merges_;
   void build_low_pairs(const std::vector<std::pair<uint32_t, std::string>>& tokens);
   uint32_t byte_id_[256];
   // Whole characters (session 10, docs/design.md): characters whose bytes always become their own

@@ -221,9 +221,12 @@ def test_low_rank_merges_list_equal_reference(seed, text):
             if a + b not in pool:
                 pool.append(a + b)
     tokens = [bytes([i]) for i in range(256)] + [t for t in pool if len(t) > 1]
-    ids = rng.sample(range(len(tokens) + 300), len(tokens))  # (sparse ids: some bytes above 512)
+    # Sparse ids: some bytes above 512, and ids past 16 bits (the table leaves those to the pair table).
+    ids = [i if i < 600 else i + 70_000 for i in rng.sample(range(len(tokens) + 300), len(tokens))]
     vocab = dict(zip(ids, tokens))
     assert any(i >= 512 and len(t) == 1 for i, t in vocab.items()) and any(i < 512 and len(t) > 2 for i, t in vocab.items())
+    id_of = {t: i for i, t in vocab.items()}
+    assert any(id_of[a] < 512 and id_of[b] < 512 and id_of[a + b] > 0xFFFF for a, b in merges)
     table: dict[tuple[bytes, bytes], int] = {}
     for r, m in enumerate(merges):
         table.setdefault(m, r)
@@ -232,6 +235,25 @@ def test_low_rank_merges_list_equal_reference(seed, text):
     expected = [ranks[p] for piece in reference.split(text, r"\S+|\s+")
                 for p in reference.bpe_piece_with_merges(table, piece.encode())]
     assert tok.encode_ordinary(text) == expected
+
+
+# The same table for merges ranked past 16 bits: every pair of two bytes is merged first (65,536
+# merges), then pairs of two tokens below id 512 whose ranks need 17 bits.
+def test_low_rank_merges_ranked_past_16_bits_equal_reference():
+    late = [(b"a", b"b"), (b"ab", b"c"), (b"c", b"d"), (b"ab", b"cd"), (b"d", b"a")]
+    merges = [(bytes([x]), bytes([y])) for x in range(256) for y in range(256)
+              if not (bytes([x]) + bytes([y])).isalpha() or not set(bytes([x, y])) <= set(b"abcd")]
+    merges += [(b"\x00\x00", bytes([z])) for z in range(40)] + late  # (padding, then the late pairs)
+    tokens = [bytes([i]) for i in range(256)] + list(dict.fromkeys(a + b for a, b in merges))
+    vocab = {i: t for i, t in enumerate(tokens)}
+    id_of = {t: i for i, t in vocab.items()}
+    ranks = {m: r for r, m in enumerate(merges)}
+    assert all(ranks[m] > 0xFFFF and id_of[m[0]] < 512 and id_of[m[1]] < 512 for m in late[:1] + late[2:3] + late[4:])
+    tok = Tokenizer.from_vocab_merges(vocab, merges, pattern=r"\S+|\s+")
+    for text in ["abcd", "abcdab cdab dabc", "cdcdab ba", "\x00\x00\x05abcd"]:
+        expected = [id_of[p] for piece in reference.split(text, r"\S+|\s+")
+                    for p in reference.bpe_piece_with_merges(ranks, piece.encode())]
+        assert tok.encode_ordinary(text) == expected
 
 
 # Two- and three-byte characters are decoded inline by the scanners (every script of the BMP);

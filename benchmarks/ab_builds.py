@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Two builds of tokenforge on the same fresh slices, taking turns on one core: effects of 2%.
+"""Two builds of tokenforge (or a build and a peer) on the same fresh slices, taking turns on one core.
 
     pip install --no-deps --target /tmp/build-a .        # (at the commit before a change)
     pip install --no-deps --target /tmp/build-b .        # (with the change)
@@ -13,7 +13,10 @@ build runs in its own process, both pinned to the same core, and they take turns
 each encodes slice k once (fresh text for both: every process has its own piece cache), the order
 alternating from slice to slice, so a burst of other work falls on both. The figure is the median
 of the per-slice time ratios (a / b: above 1 means b is faster). Run a build against itself first
-to see the noise (0.98-1.04 here). This is session 15's C++ method (docs/design.md, "Small effects,
+to see the noise (0.98-1.04 here).
+Either build may instead be a peer, `fastokens` or `gigatoken` (called as bench_encode.py calls
+them, one thread): `ab_builds.py BUILD fastokens` is then tokenforge against the peer on the same
+fresh slices in turn, its median ratio steadier than bench_encode.py's separate runs. This is session 15's C++ method (docs/design.md, "Small effects,
 session 15") for any two builds, through the Python API. Not collected by pytest.
 """
 
@@ -45,21 +48,50 @@ def slices_of(args) -> list[str]:
     return [text[k * args.slice:(k + 1) * args.slice] for k in range(count)]
 
 
-def worker(args) -> None:
-    """One build: encodes the slice whose index it reads on stdin, writes back the seconds."""
-    os.sched_setaffinity(0, {args.cpu})
-    sys.path.insert(0, args.worker)
-    import tokenforge
+PEERS = ("fastokens", "gigatoken")
 
-    if not tokenforge.__file__.startswith(os.path.abspath(args.worker)):
-        raise SystemExit(f"{args.worker}: imported tokenforge from {tokenforge.__file__} instead")
-    enc = tokenforge.load(args.file) if args.file else tokenforge.get_encoding(args.encoding)
+
+def peer_encoder(peer: str, args):
+    """A peer's encode function for args.encoding and args.kind, called as bench_encode.py calls it."""
+    if args.file:
+        raise SystemExit("--file is for two tokenforge builds; a peer runs a named encoding")
+    from bench_encode import SHARED
+
+    path = str(SHARED / "vocab" / f"{args.encoding}.tiktoken")
+    if peer == "fastokens":
+        if args.kind != "list":
+            raise SystemExit("fastokens returns lists only")
+        os.environ["FASTOKENS_BPE_THREADS"] = "1"
+        import fastokens
+
+        f = fastokens.Tokenizer.from_tiktoken(path, encoding=args.encoding)
+        return lambda t: f.encode_ordinary(t).ids
+    import gigatoken
+
+    g = gigatoken.Tokenizer.from_tiktoken(path).backend
     if args.kind == "list":
-        def encode(t):
-            return enc.encode_ordinary(t)
+        return lambda t: g.encode_batch_list([t], parallel=False)[0]
+    return g.encode
+
+
+def worker(args) -> None:
+    """One build (or peer): encodes the slice whose index it reads on stdin, writes back the seconds."""
+    os.sched_setaffinity(0, {args.cpu})
+    if args.worker.startswith("peer:"):
+        encode = peer_encoder(args.worker[len("peer:"):], args)
     else:
-        def encode(t):
-            return enc.encode_to_numpy(t, disallowed_special=())
+        sys.path.insert(0, args.worker)
+        import tokenforge
+
+        if not tokenforge.__file__.startswith(os.path.abspath(args.worker)):
+            raise SystemExit(f"{args.worker}: imported tokenforge from {tokenforge.__file__} instead")
+        enc = tokenforge.load(args.file) if args.file else tokenforge.get_encoding(args.encoding)
+        if args.kind == "list":
+            def encode(t):
+                return enc.encode_ordinary(t)
+        else:
+            def encode(t):
+                return enc.encode_to_numpy(t, disallowed_special=())
     parts = slices_of(args)
     first = encode(parts[0])
     print(len(first), flush=True)  # ready (and the parent checks both builds agree on the ids' count)
@@ -87,18 +119,21 @@ def main() -> None:
         return worker(args)
     if not (args.a and args.b):
         ap.error("give two build directories (pip install --no-deps --target DIR .)")
+    builds = [f"peer:{d}" if d in PEERS else d for d in (args.a, args.b)]
     for d in (args.a, args.b):
+        if d in PEERS:
+            continue
         if not os.path.isfile(os.path.join(d, "tokenforge", "__init__.py")):
             ap.error(f"{d}: no tokenforge package there (pip install --no-deps --target {d} .)")
     setup_tiktoken_cache()  # (the workers inherit TIKTOKEN_CACHE_DIR: get_encoding runs offline)
     passed = ["--encoding", args.encoding, *(["--file", args.file] if args.file else []), "--corpus", args.corpus, "--kind", args.kind, "--slice", str(args.slice),
               "--slices", str(args.slices), "--cpu", str(args.cpu)]
     procs = [subprocess.Popen([sys.executable, __file__, "--worker", d, *passed], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True) for d in (args.a, args.b)]
+                              stdout=subprocess.PIPE, text=True) for d in builds]
     counts = [p.stdout.readline().strip() for p in procs]
     if not all(counts):
         raise SystemExit("a build failed to start (its error is above)")
-    if counts[0] != counts[1]:
+    if counts[0] != counts[1]:  # (the count only: bench_encode.py checks the peers' ids themselves)
         raise SystemExit(f"the builds disagree on the warm-up slice: {counts[0]} against {counts[1]} ids")
     n = len(slices_of(args)) - 1
     times: list[list[float]] = [[], []]

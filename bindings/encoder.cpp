@@ -1,7 +1,9 @@
 // The byte-level BPE encoder (`_core.Encoder`) and the split-pattern engine (`_core.Pattern`):
 // str in, ids out, the GIL released around the native work.
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 
 #include "common.h"
 #include "encoder.h"
@@ -24,12 +26,19 @@ std::shared_ptr<const SplitRegex> compile_split_pattern(const std::string& patte
 
 namespace {
 
+// Texts up to this many bytes are encoded without releasing the GIL (a few microseconds at most).
+constexpr size_t kKeepGilBytes = 1024;
+
+// The special tokens a mask selects, one char per token; empty (no allocation: most calls) when
+// it selects none.
 std::vector<char> mask_of(const Encoder& enc, nb::bytes mask) {
-  std::vector<char> m(enc.specials().size(), 0);
   // mask.size() once: it is a call into Python (PyBytes_Size), and a loop condition calling it
   // made each call cost microseconds per thousand special tokens.
-  size_t n = std::min(m.size(), size_t(mask.size()));
-  if (n) std::memcpy(m.data(), mask.c_str(), n);  // not with n == 0: m.data() may be null
+  size_t n = std::min(enc.specials().size(), size_t(mask.size()));
+  const char* given = mask.c_str();
+  if (std::find_if(given, given + n, [](char c) { return c != 0; }) == given + n) return {};
+  std::vector<char> m(enc.specials().size(), 0);
+  std::memcpy(m.data(), given, n);
   return m;
 }
 
@@ -103,7 +112,10 @@ struct PyEncoder {
     std::vector<char> mask = mask_of(*enc, allowed), check = mask_of(*enc, disallowed);
     int found = -1;
     {
-      nb::gil_scoped_release release;
+      // A short text keeps the GIL: its encoding takes about as long as releasing and taking the
+      // lock back.
+      std::optional<nb::gil_scoped_release> release;
+      if (v.size() > kKeepGilBytes) release.emplace();
       if (any(check)) found = enc->find_special(bytes_of(v), v.size(), check).index;
       if (found < 0) {
         out.reserve(v.size() / 4 + 16);
@@ -349,6 +361,7 @@ struct PyEncoder {
     CallUtf8 utf8(text);
     std::string_view v = utf8.view;
     std::vector<char> m = mask_of(*enc, mask);
+    if (m.empty()) return -1;  // (none selected)
     SpecialMatcher::Match match;
     {
       nb::gil_scoped_release release;

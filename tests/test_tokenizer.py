@@ -66,6 +66,29 @@ def test_special_token_matrix(cl100k, ref_cl100k, policy, text):
     assert cl100k.encode_to_numpy(text, **policy).tolist() == expected
 
 
+@pytest.mark.parametrize("policy", POLICIES[:4], ids=str)
+@pytest.mark.parametrize("size", [1000, 1023, 1024, 1025, 1030, 5000])
+def test_special_tokens_either_side_of_the_short_text_path(cl100k, ref_cl100k, policy, size):
+    # Texts up to 1,024 bytes are encoded without releasing the GIL (bindings/encoder.cpp): the
+    # same answers on both sides of that length, a special token straddling it included.
+    for text in ("é" * (size // 2) + " <|endoftext|> x", "y" * (size - 6) + "<|endoftext|>", "z" * size):
+        try:
+            expected = ref_cl100k.encode(text, **policy)
+        except ValueError:
+            with pytest.raises(ValueError, match="disallowed special token"):
+                cl100k.encode(text, **policy)
+            continue
+        assert cl100k.encode(text, **policy) == expected
+        assert cl100k.encode_to_numpy(text, **policy).tolist() == expected
+
+
+def test_find_special_with_nothing_selected(cl100k):
+    engine = cl100k._engine
+    assert engine.find_special("a <|endoftext|>", b"") == -1
+    assert engine.find_special("a <|endoftext|>", bytes(len(cl100k.special_tokens_set))) == -1
+    assert engine.find_special("a <|endoftext|>", b"\x01" * len(cl100k.special_tokens_set)) >= 0
+
+
 def test_disallowed_message_says_how_to_allow(cl100k):
     with pytest.raises(ValueError) as e:
         cl100k.encode("x <|endoftext|>")

@@ -188,7 +188,7 @@ struct PyEncoder {
     {
       nb::gil_scoped_release release;
       batch_parallel_for(
-          n, num_threads,
+          n, batch.threads_for(num_threads),
           [&](size_t i) {
             std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
             std::string scratch;
@@ -223,6 +223,7 @@ struct PyEncoder {
       const BatchTexts& batch, const std::vector<char>& mask, const std::vector<int64_t>* suffix,
       size_t num_threads) const {
     size_t n = batch.size();
+    num_threads = batch.threads_for(num_threads);
     std::vector<std::vector<uint32_t>> results(n);
     auto flat = std::make_unique<std::vector<uint32_t>>();
     auto offsets = std::make_unique<std::vector<int64_t>>(n + 1, 0);
@@ -328,7 +329,7 @@ struct PyEncoder {
     std::atomic<size_t> surrogate_at{n};
     {
       nb::gil_scoped_release release;
-      batch_parallel_for(n, num_threads, [&](size_t i) {
+      batch_parallel_for(n, batch.threads_for(num_threads), [&](size_t i) {
         std::string scratch;
         std::string_view v;
         if (!batch.utf8(i, scratch, &v)) return at_most(surrogate_at, i);

@@ -27,6 +27,12 @@ NB_MODULE(_core, m) {
   bind_split_sequence(m);
   bind_literals(m);
   bind_dataset(m);
+  m.def("_set_characters_per_thread", [](size_t grain) {
+          return tokenforge::py::BatchTexts::characters_per_thread().exchange(grain);
+        },
+        nb::arg("grain"),
+        "Batches start a thread per this many characters at most (1: as many as asked); returns the "
+        "previous value. For the tests.");
   m.def("block_isa", [] { return tokenforge::block_scan::wide_blocks() ? "avx512bw" : "sse2"; },
         "The instructions the split patterns' 64-byte blocks are classified with (benchmarks report it).");
   // nanobind reports objects still alive when the interpreter exits as "leaked". Python itself

@@ -97,7 +97,7 @@ nb::list encode_texts_impl(const M& m, nb::list texts, int how, size_t num_threa
   std::atomic<size_t> surrogate_at{batch.size()};  // the first text with a lone surrogate, if any
   {
     nb::gil_scoped_release release;
-    batch_parallel_for(batch.size(), num_threads, [&](size_t i) {
+    batch_parallel_for(batch.size(), batch.threads_for(num_threads), [&](size_t i) {
       std::string scratch;
       std::string_view v;
       if (!batch.utf8(i, scratch, &v)) return at_most(surrogate_at, i);

@@ -141,7 +141,7 @@ struct PySentencePieceModel {
     std::atomic<size_t> surrogate_at{batch.size()};  // the first text with a lone surrogate, if any
     {
       nb::gil_scoped_release release;
-      batch_parallel_for(batch.size(), num_threads, [&](size_t i) {
+      batch_parallel_for(batch.size(), batch.threads_for(num_threads), [&](size_t i) {
         std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
         std::string scratch;
         std::string_view v;

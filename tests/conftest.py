@@ -73,6 +73,19 @@ def corpus_texts() -> dict[str, str]:
     }
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _batches_on_the_threads_they_ask_for():
+    """Batches start a second thread only for 16,384 characters of text, and one more for each
+    16,384 after; the tests' batches are small, so here they run on as many threads as they ask
+    for, keeping the threaded paths under test (the limit itself is tested in subprocesses:
+    test_engine_hardening.py)."""
+    from tokenforge import _core
+
+    previous = _core._set_characters_per_thread(1)
+    yield
+    _core._set_characters_per_thread(previous)
+
+
 @pytest.fixture(scope="session")
 def tiktoken_module():
     return pytest.importorskip("tiktoken")

@@ -111,7 +111,9 @@ def test_thread_creation_failure_raises_runtime_error():
         import resource
         import tokenforge
         enc = tokenforge.get_encoding("gpt2")
-        texts = ["hello world, this is a test"] * 5000
+        # 18M characters (one str, many times): a batch gets one thread per 16,384 characters at
+        # most, so this one may ask for all 1000.
+        texts = ["hello world, this is a test " * 64] * 10000
         enc.encode_ordinary_batch(texts[:10], num_threads=2)
         with open("/proc/self/status") as f:
             vm = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize"))
@@ -122,13 +124,15 @@ def test_thread_creation_failure_raises_runtime_error():
             print("completed")
         except (RuntimeError, MemoryError) as e:
             print(type(e).__name__ + ":", e)
+        # A small batch starts no thread, whatever num_threads says: it runs under the same limit.
+        print(enc.encode_ordinary_batch(["hello world"] * 100, num_threads=1000) == [[31373, 995]] * 100)
         print(enc.encode_ordinary_batch(texts[:4], num_threads=2) == [enc.encode_ordinary(t) for t in texts[:4]])
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=os.environ)
     assert r.returncode == 0, r.stderr[-2000:]
     lines = r.stdout.splitlines()
     assert lines[0].startswith(("RuntimeError: could not start 1000 threads", "MemoryError:")), r.stdout
-    assert lines[-1] == "True"
+    assert lines[1:] == ["True", "True"], r.stdout
 
 
 # The same for the paths whose worker threads keep per-thread buffers: the split-pattern engine
@@ -149,7 +153,9 @@ if sys.argv[1] == "pattern":
 else:
     tok = tokenforge.load(sys.argv[2])
     run = lambda texts, k: tok.encode_batch(texts, num_threads=k)
-texts = ["hello world, this is a test"] * 5000
+# A batch gets one thread per 16,384 characters at most: 18M characters (one str, many times) may
+# ask for all 1000.
+texts = ["hello world, this is a test " * 64] * 10000
 expected = run(texts[:4], 1)
 with open("/proc/self/status") as f:
     vm = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize"))

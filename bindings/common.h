@@ -128,6 +128,24 @@ class Utf8Buffer {
 // each one (StrForm): the conversions run in parallel instead of one after another on the
 // caller's thread. Holds a reference to every str (another Python thread may empty the list
 // while the GIL is released).
+// 16,384 characters; the tests set 1 (every batch on the threads it asks for), so that small
+// batches still run the threaded paths (_core._set_characters_per_thread).
+inline std::atomic<size_t>& characters_per_thread() {
+  static std::atomic<size_t> grain{16384};
+  return grain;
+}
+
+// The threads for a batch of `characters` characters (or bytes): at most `wanted`, and a second
+// and each further one only for every characters_per_thread() characters. Starting a thread and
+// handing it a piece cache costs 30-70 us, the time of encoding 5-10 KB, so a batch of a few short
+// texts is faster on the caller's thread alone (session 18: 8 texts of 500 characters took 350 us
+// with 8 threads, 60 us now).
+inline size_t batch_threads(size_t characters, size_t wanted) {
+  size_t grain = characters_per_thread().load(std::memory_order_relaxed);
+  if (grain <= 1) return wanted;
+  return std::max<size_t>(1, std::min(wanted, characters / grain));
+}
+
 class BatchTexts {
  public:
   explicit BatchTexts(nb::handle texts) {
@@ -144,22 +162,11 @@ class BatchTexts {
     }
   }
   size_t size() const { return forms_.size(); }
-  // At most `wanted` threads, and a second and each further one only for every
-  // characters_per_thread() characters of text: starting a thread and handing it a piece cache
-  // costs 30-70 us, the time of encoding 5-10 KB, so a batch of a few short texts is faster on the
-  // caller's thread alone (session 18: 8 texts of 500 characters took 350 us with 8 threads, 60 us
-  // now).
+  // The threads for this batch (batch_threads below).
   size_t threads_for(size_t wanted) const {
-    size_t grain = characters_per_thread().load(std::memory_order_relaxed), characters = 0;
-    if (grain <= 1) return wanted;
+    size_t characters = 0;
     for (const StrForm& f : forms_) characters += f.length;
-    return std::max<size_t>(1, std::min(wanted, characters / grain));
-  }
-  // 16,384 characters; the tests set 1 (every batch on the threads it asks for), so that small
-  // batches still run the threaded paths (_core._set_characters_per_thread).
-  static std::atomic<size_t>& characters_per_thread() {
-    static std::atomic<size_t> grain{16384};
-    return grain;
+    return batch_threads(characters, wanted);
   }
   // The UTF-8 of text i, converted into `scratch` if need be (any thread); false at a lone
   // surrogate (then raise_encode_error(i), with the GIL, raises CPython's UnicodeEncodeError).

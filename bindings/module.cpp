@@ -28,7 +28,7 @@ NB_MODULE(_core, m) {
   bind_literals(m);
   bind_dataset(m);
   m.def("_set_characters_per_thread", [](size_t grain) {
-          return tokenforge::py::BatchTexts::characters_per_thread().exchange(grain);
+          return tokenforge::py::characters_per_thread().exchange(grain);
         },
         nb::arg("grain"),
         "Batches start a thread per this many characters at most (1: as many as asked); returns the "

@@ -166,9 +166,13 @@ nb::list encode_batch_impl(const M& m, nb::list batch, size_t num_threads) {
   for (nb::handle words : batch) views.push_back(views_of(words));
   std::vector<std::vector<uint32_t>> results(views.size());
   std::vector<std::string> errors(views.size());
+  size_t bytes = 0;
+  for (const auto& words : views)
+    for (std::string_view w : words) bytes += w.size();
   {
     nb::gil_scoped_release release;
-    batch_parallel_for(views.size(), num_threads, [&](size_t i) { errors[i] = m.encode_into(views[i], results[i]); });
+    batch_parallel_for(views.size(), batch_threads(bytes, num_threads),
+                       [&](size_t i) { errors[i] = m.encode_into(views[i], results[i]); });
   }
   for (const auto& e : errors) m.finish(e);
   nb::list out;

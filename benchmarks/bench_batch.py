@@ -13,14 +13,29 @@ ratios (the two runs of a round are side by side in time: steadier than the sums
 machine the wall ratio says little, so the last column estimates it for free cores: the 2-thread
 run would take as long as its busier thread (the caller's CPU time, which includes the serial list
 building, or the other thread's), against the 1-thread run's CPU time. Ids are checked equal to
-encode_ordinary's. Last, small batches (8 English documents of 500 characters a call, default
+encode_ordinary's. Two columns say what the machine gives two threads at the same moments:
+SHA-256 (hashlib releases the GIL; compute on data in the first-level cache, no shared memory)
+on two threads against one, and gigatoken's batch with parallel=True against parallel=False
+(when it is installed), both timed in every round beside tokenforge's runs, medians of the rounds.
+The two vCPUs of a cloud machine may share physical cores with other work: a ratio of 1.8 for
+SHA-256 means no program gets more than about that here at that time. Last, small batches (8 English documents of 500 characters a call, default
 num_threads) for tokenforge and tiktoken's encode_ordinary_batch: the cost of a call.
+
+With --jobs, each thread count runs in a process of its own instead, as a job encoding a corpus
+would: the process warms up on --warm batches, then times the next --timed batches (fresh text);
+1 and 2 threads take turns, --rounds processes each. In one process the caller's piece cache
+sees every batch of both runs and the second thread's only the half it encodes itself, so the
+2-thread runs start colder than they would in a job of their own; here each sees the same text.
 """
 
 import argparse
+import hashlib
+import json
 import pathlib
 import statistics
+import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -48,6 +63,43 @@ def batches(docs: list[str], size: int) -> list[list[str]]:
     return out
 
 
+REFERENCE_BLOCK = bytes(range(256)) * 4096  # 1 MiB
+
+
+def sha256_seconds(threads: int, blocks: int = 6) -> float:
+    """Wall time of `threads` threads each hashing REFERENCE_BLOCK `blocks` times (GIL released)."""
+    def work():
+        for _ in range(blocks):
+            hashlib.sha256(REFERENCE_BLOCK).digest()
+    pool = [threading.Thread(target=work) for _ in range(threads - 1)]
+    t = time.perf_counter()
+    for th in pool:
+        th.start()
+    work()
+    for th in pool:
+        th.join()
+    return time.perf_counter() - t
+
+
+def machine_scaling() -> float:
+    """Two threads' throughput over one thread's, on SHA-256 (1 and 2 threads back to back)."""
+    one, two = sha256_seconds(1), sha256_seconds(2)
+    return 2 * one / two
+
+
+def gigatoken_batch(name: str):
+    """gigatoken's batch encoder for `name` as f(texts, parallel), or None when not installed."""
+    try:
+        import gigatoken
+
+        from bench_encode import SHARED
+
+        g = gigatoken.Tokenizer.from_tiktoken(str(SHARED / "vocab" / f"{name}.tiktoken")).backend
+    except Exception:
+        return None
+    return lambda texts, parallel: g.encode_batch_list(texts, parallel=parallel)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=float, default=6)
@@ -55,8 +107,16 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
+    ap.add_argument("--jobs", action="store_true", help="each thread count in a process of its own")
+    ap.add_argument("--warm", type=int, default=4, help="--jobs: batches encoded before the clock starts")
+    ap.add_argument("--timed", type=int, default=8, help="--jobs: batches timed after them")
+    ap.add_argument("--child", nargs=3, metavar=("ENCODING", "CORPUS", "THREADS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     setup_tiktoken_cache()
+    if args.child:
+        return job_child(args)
+    if args.jobs:
+        return jobs_table(args)
     import tiktoken
 
     import tokenforge
@@ -64,10 +124,11 @@ def main() -> None:
     texts = real_corpus(args.mb)
     print(f"batch of ~{args.batch:,} characters in ~{args.doc:,}-character documents, MB/s over {args.rounds} rounds")
     print("| encoding, corpus | 1 thread wall / CPU | 2 threads wall / CPU | 2 / 1 wall | median of the rounds' 2 / 1 | "
-          "2 / 1 if the cores were free |")
-    print("|---|---|---|---|---|---|")
+          "2 / 1 if the cores were free | machine's 2 / 1 (SHA-256) | gigatoken's 2 / 1 |")
+    print("|---|---|---|---|---|---|---|---|")
     for name in args.encodings:
         enc = tokenforge.get_encoding(name)
+        peer = gigatoken_batch(name)
         def run(b, k):
             return enc.encode_ordinary_batch(b, num_threads=k)
         rows = {}
@@ -79,7 +140,9 @@ def main() -> None:
             if got != [enc.encode_ordinary(d) for d in bs[0]]:
                 raise SystemExit(f"{name} {corpus_name}: batch ids differ from encode_ordinary's")
             rows[corpus_name] = {"batches": bs, "wall": {1: 0.0, 2: 0.0}, "cpu": {1: 0.0, 2: 0.0},
-                                 "busier": 0.0, "total": 0, "ratios": []}
+                                 "busier": 0.0, "total": 0, "ratios": [], "machine": [], "peer": []}
+            if peer:
+                peer(bs[0], True)
         # Both thread counts encode the same batch in each round (documents differ a lot between
         # batches: languages, code), the order alternating so that each one sees the batch first
         # (cold cache) as often as second. The corpora take turns round by round: a round is a few
@@ -101,11 +164,21 @@ def main() -> None:
                     if k == 2:  # the 2-thread runs' busier thread: on free cores, its CPU time is the wall time
                         row["busier"] += max(m, c - m)
                 row["ratios"].append(took[1] / took[2])
+                row["machine"].append(machine_scaling())
+                if peer:
+                    t = time.perf_counter()
+                    peer(b, False)
+                    one = time.perf_counter() - t
+                    t = time.perf_counter()
+                    peer(b, True)
+                    row["peer"].append(one / (time.perf_counter() - t))
         for corpus_name, row in rows.items():
             mb, wall, cpu = row["total"] / 1e6, row["wall"], row["cpu"]
             print(f"| {name.split('_')[0]} {corpus_name} | {mb / wall[1]:.0f} / {mb / cpu[1]:.0f} | "
                   f"{mb / wall[2]:.0f} / {mb / cpu[2]:.0f} | x{wall[1] / wall[2]:.2f} | "
-                  f"x{statistics.median(row['ratios']):.2f} | x{cpu[1] / row['busier']:.2f} |", flush=True)
+                  f"x{statistics.median(row['ratios']):.2f} | x{cpu[1] / row['busier']:.2f} | "
+                  f"x{statistics.median(row['machine']):.2f} | "
+                  f"{'x%.2f' % statistics.median(row['peer']) if row['peer'] else 'not installed'} |", flush=True)
         english = texts["english"][:400_000]
         small = [english[i:i + 500] for i in range(0, len(english), 500)]
         calls = len(range(8, len(small), 8))
@@ -118,6 +191,63 @@ def main() -> None:
             print(f"{name}: small batches (8 English documents of 500 characters, default num_threads), {lib}: "
                   f"{(time.perf_counter() - t) * 1e3 / calls:.2f} ms wall, "
                   f"{(time.process_time() - c) * 1e3 / calls:.2f} ms CPU per call", flush=True)
+
+
+def job_batches(args, corpus_name: str) -> list[list[str]]:
+    bs = batches(documents(real_corpus(args.mb)[corpus_name], args.doc), args.batch)
+    if len(bs) < args.warm + args.timed:
+        raise SystemExit(f"{corpus_name}: {len(bs)} batches, fewer than --warm + --timed; pass a larger --mb")
+    return bs[:args.warm + args.timed]
+
+
+def job_child(args) -> None:
+    """One process: warm up on the first --warm batches, then time the next --timed (prints JSON)."""
+    import tokenforge
+
+    name, corpus_name, k = args.child[0], args.child[1], int(args.child[2])
+    enc = tokenforge.get_encoding(name)
+    bs = job_batches(args, corpus_name)
+    for b in bs[:args.warm]:
+        enc.encode_ordinary_batch(b, num_threads=k)
+    wall = cpu = 0.0
+    nbytes = 0
+    for b in bs[args.warm:]:
+        nbytes += sum(len(d.encode()) for d in b)
+        t, c = time.perf_counter(), time.process_time()
+        result = enc.encode_ordinary_batch(b, num_threads=k)
+        wall += time.perf_counter() - t
+        cpu += time.process_time() - c
+        if k == 2 and result != enc.encode_ordinary_batch(b, num_threads=1):
+            raise SystemExit(f"{name} {corpus_name}: 2-thread ids differ from 1-thread ids")
+        del result
+    print(json.dumps({"wall": wall, "cpu": cpu, "bytes": nbytes}))
+
+
+def jobs_table(args) -> None:
+    print(f"each thread count in a process of its own: {args.warm} batches of ~{args.batch:,} characters warm up, "
+          f"{args.timed} more are timed; {args.rounds} processes per thread count, taking turns")
+    print("| encoding, corpus | 1 thread MB/s wall / CPU | 2 threads MB/s wall / CPU | median of the rounds' 2 / 1 | "
+          "machine's 2 / 1 (SHA-256) |")
+    print("|---|---|---|---|---|")
+    for name in args.encodings:
+        for corpus_name in ("english", "multilingual", "code"):
+            job_batches(args, corpus_name)  # (fails early if the corpus is too small)
+            runs = {1: [], 2: []}
+            machine = []
+            for r in range(args.rounds):
+                machine.append(machine_scaling())
+                for k in ((1, 2) if r % 2 == 0 else (2, 1)):
+                    cmd = [sys.executable, __file__, "--child", name, corpus_name, str(k), "--mb", str(args.mb),
+                           "--doc", str(args.doc), "--batch", str(args.batch), "--warm", str(args.warm),
+                           "--timed", str(args.timed)]
+                    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+                    runs[k].append(json.loads(out.strip().splitlines()[-1]))
+            def mbs(k, key):
+                return statistics.median(run["bytes"] / run[key] / 1e6 for run in runs[k])
+            ratios = [a["wall"] / b["wall"] for a, b in zip(runs[1], runs[2])]
+            print(f"| {name.split('_')[0]} {corpus_name} | {mbs(1, 'wall'):.0f} / {mbs(1, 'cpu'):.0f} | "
+                  f"{mbs(2, 'wall'):.0f} / {mbs(2, 'cpu'):.0f} | x{statistics.median(ratios):.2f} | "
+                  f"x{statistics.median(machine):.2f} |", flush=True)
 
 
 if __name__ == "__main__":

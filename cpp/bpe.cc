@@ -18,9 +18,9 @@ constexpr uint32_t kNoRank = ~0u;
 constexpr size_t kShortPiece = 40;
 static_assert(kShortPiece < 256, "merge_short packs a part index in 8 bits");
 
-// The big tier of the per-thread cache, for pieces that are not tokens: one 64-byte entry (one
-// cache line) per piece of up to 30 bytes and 6 ids, 65536 entries (4 MiB per thread: the working
-// set of a language's frequent words) in sets of 4 (a piece's hash picks the set; a new entry takes
+// The big tier, for pieces that are not tokens, one for the process (SharedBigTier below; it was
+// per thread until session 19): one 64-byte entry (one cache line) per piece of up to 30 bytes and
+// 6 ids, 65536 entries (4 MiB: the working set of a language's frequent words) in sets of 4 (a piece's hash picks the set; a new entry takes
 // the place of the set's oldest). The key's first 16 bytes are kept as two zero-padded words,
 // compared as integers like the short-token table's keys. Entries carry the serial number of the
 // model that made them (never reused, unlike an address). Measured on multilingual text: twice the
@@ -127,9 +127,111 @@ struct Tier {
 }  // namespace
 
 struct BytePairModel::Tiers {
-  Tier<CacheLine, kCacheWays, kCacheLines> big;
   Tier<LongLine, kLongWays, kLongLines> long_pieces;
 };
+
+namespace {
+using CacheLine = BytePairModel::CacheLine;
+
+// The big tier, shared by every thread of the process (session 19). Each batch thread had its
+// own, so on new text each merged the pieces the others had merged already (on two threads over
+// fresh English, `merge_short` took half as many samples again as on one), and each held 4 MiB
+// more of the L3 this machine shares. Entries are read and written concurrently under a sequence
+// number per set (a seqlock, as in Boehm's "Can seqlocks get along with programming language
+// memory models?", 2012): a writer makes the number odd (compare-and-swap: one writer per set at a
+// time; a writer that finds it odd skips its entry), writes, then makes it even again; a reader
+// copies the entry and accepts the copy only if the number was even and unchanged around it.
+// Every shared word is read and written with atomic operations (relaxed, ordered by the fences),
+// so there is no data race, and a torn copy is never used: at worst a piece is merged again. No
+// lock is ever waited for, so a fork() while a thread writes leaves the child a set that only
+// misses. Entries carry their model's serial number, as before.
+class SharedBigTier {
+ public:
+  // The process's tier, made at first use; null if its memory could not be allocated.
+  static SharedBigTier* get() {
+    static SharedBigTier* tier = make();
+    return tier;
+  }
+
+  // Appends the ids of piece p[0..n) of `model` (first 16 bytes: k) and returns true if held.
+  bool find(uint64_t h, uint64_t model, const ShortKey& k, const uint8_t* p, size_t n,
+            std::vector<uint32_t>& out) const {
+    const Set& set = sets_[set_of(h)];
+    uint32_t before = __atomic_load_n(&set.sequence, __ATOMIC_ACQUIRE);
+    if (before & 1) return false;  // being written
+    uint16_t tag = tag_of(h);
+    CacheLine line;
+    bool found = false;
+    for (size_t way = 0; way < kCacheWays && !found; ++way) {
+      if (__atomic_load_n(&set.tags[way], __ATOMIC_RELAXED) != tag) continue;
+      copy_in(set_of(h) * kCacheWays + way, line);
+      found = line.model == model && line.len == n && line.lo == k.lo && line.hi == k.hi &&
+              (n <= 16 || std::memcmp(line.rest, p + 16, n - 16) == 0);
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&set.sequence, __ATOMIC_RELAXED) != before || !found) return false;
+    out.insert(out.end(), line.ids, line.ids + std::min<size_t>(line.count, kCacheIds));
+    return true;
+  }
+
+  // Keeps `line` (filled for hash h) in the place of its set's oldest entry, unless another
+  // thread is writing to that set.
+  void insert(uint64_t h, const CacheLine& line) {
+    Set& set = sets_[set_of(h)];
+    uint32_t sequence = __atomic_load_n(&set.sequence, __ATOMIC_RELAXED);
+    if ((sequence & 1) || !__atomic_compare_exchange_n(&set.sequence, &sequence, sequence + 1, false,
+                                                       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+      return;
+    __atomic_thread_fence(__ATOMIC_RELEASE);  // (the odd number before any write below)
+    size_t way = set.next_way;  // (only the writer of the set reads or writes next_way)
+    set.next_way = uint8_t((way + 1) % kCacheWays);
+    __atomic_store_n(&set.tags[way], tag_of(h), __ATOMIC_RELAXED);
+    copy_out(line, set_of(h) * kCacheWays + way);
+    __atomic_store_n(&set.sequence, sequence + 2, __ATOMIC_RELEASE);
+  }
+
+ private:
+  struct alignas(16) Set {
+    uint32_t sequence;  // odd while an entry of the set is being written
+    uint8_t next_way;   // the way to fill next (first in, first out)
+    uint16_t tags[kCacheWays];  // 16 bits of the hash per entry (0: empty), as Tier's
+  };
+  static constexpr size_t kSets = kCacheLines / kCacheWays;
+  static size_t set_of(uint64_t h) { return h & (kSets - 1); }  // (bits the hot tier does not use)
+  static uint16_t tag_of(uint64_t h) { return uint16_t(h >> 16) | 1; }
+
+  // The entries are kept as words, each read or written atomically, and copied to and from a
+  // CacheLine of the caller's.
+  static constexpr size_t kWords = sizeof(CacheLine) / 8;
+  void copy_in(size_t entry, CacheLine& to) const {
+    uint64_t words[kWords];
+    for (size_t i = 0; i < kWords; ++i) words[i] = __atomic_load_n(&words_[entry * kWords + i], __ATOMIC_RELAXED);
+    std::memcpy(&to, words, sizeof to);
+  }
+  void copy_out(const CacheLine& from, size_t entry) {
+    uint64_t words[kWords];
+    std::memcpy(words, &from, sizeof words);
+    for (size_t i = 0; i < kWords; ++i) __atomic_store_n(&words_[entry * kWords + i], words[i], __ATOMIC_RELAXED);
+  }
+
+  static SharedBigTier* make() {
+    auto* tier = new (std::nothrow) SharedBigTier;
+    if (tier && tier->words_ && tier->sets_) return tier;
+    delete tier;
+    return nullptr;
+  }
+  SharedBigTier()
+      : words_(static_cast<uint64_t*>(alloc_maybe_huge(sizeof(CacheLine) * kCacheLines))),
+        sets_(new (std::nothrow) Set[kSets]()) {}
+  ~SharedBigTier() {
+    if (words_) free_maybe_huge(words_, sizeof(CacheLine) * kCacheLines);
+  }
+
+  uint64_t* words_;  // kWords per entry, uninitialized: a set's tags say which entries are filled
+  std::unique_ptr<Set[]> sets_;
+};
+static_assert(sizeof(CacheLine) % 8 == 0, "entries are copied as words");
+}  // namespace
 
 namespace {
 constexpr size_t kHotBytes = sizeof(BytePairModel::HotEntry) * (BytePairModel::kHotEntries + BytePairModel::kVictimEntries);
@@ -143,17 +245,16 @@ BytePairModel::Cache::Cache(bool allocate) : hot(no_entries) {
   std::memset(block, 0, kHotBytes);
   hot = static_cast<HotEntry*>(block);
   tiers.reset(new (std::nothrow) Tiers);
-  if (tiers && !(tiers->big.allocated() && tiers->long_pieces.allocated())) tiers.reset();
+  if (tiers && !tiers->long_pieces.allocated()) tiers.reset();
 }
 BytePairModel::Cache::~Cache() {
   if (hot != no_entries) free_maybe_huge(hot, kHotBytes);
 }
 
 namespace {
-using CacheLine = BytePairModel::CacheLine;
 
-// Batches start their own threads, so without care every batch thread would allocate a 9.5 MiB
-// cache (1.5 MiB of it cleared) and then miss on every piece. Instead a thread hands its cache to
+// Batches start their own threads, so without care every batch thread would allocate a 6.5 MiB
+// cache (2.5 MiB of it cleared) and then miss on every piece. Instead a thread hands its cache to
 // this pool when it ends and the next thread takes it, warm. The pool is a few atomic slots,
 // taken and filled by exchange: no lock, so a fork() at any moment leaves the child a usable pool
 // (a cache being handed over by another thread is only lost to the child). Caches beyond the
@@ -719,13 +820,8 @@ void BytePairModel::cached_merge(const uint8_t* p, size_t n, const ShortKey& k, 
     return;
   }
   Tiers& tiers = *cache->tiers;
-  if (n <= kCacheKey) {
-    const CacheLine* line = tiers.big.find(h, [&](const CacheLine& l) {
-      return l.model == serial_ && l.len == n && l.lo == k.lo && l.hi == k.hi &&
-             (n <= 16 || std::memcmp(l.rest, p + 16, n - 16) == 0);
-    });
-    if (line) return append_ids(*line, out);
-  }
+  SharedBigTier* big = n <= kCacheKey ? SharedBigTier::get() : nullptr;
+  if (big && big->find(h, serial_, k, p, n, out)) return;
   const LongLine* line = tiers.long_pieces.find(h, [&](const LongLine& l) {
     return l.model == serial_ && l.len == n && std::memcmp(l.key, p, n) == 0;
   });
@@ -738,9 +834,13 @@ void BytePairModel::cached_merge(const uint8_t* p, size_t n, const ShortKey& k, 
   if (!encode_cut(p, n, cache, out)) merge(p, n, out);
   const uint32_t* ids = out.data() + before;
   size_t count = out.size() - before;
-  if (n <= kCacheKey && count <= kCacheIds)
-    fill(tiers.big.insert(h), serial_, k, p, n, ids, count);
-  else if (count <= kLongIds)
+  if (n <= kCacheKey && count <= kCacheIds) {
+    if (big) {
+      CacheLine line;
+      fill(line, serial_, k, p, n, ids, count);
+      big->insert(h, line);
+    }
+  } else if (count <= kLongIds)
     fill(tiers.long_pieces.insert(h), serial_, p, n, ids, count);
 }
 

@@ -44,8 +44,8 @@ class BytePairModel {
   // table is cleared when the 16-bit epoch wraps). It is direct-mapped (a second way tested on
   // every hit cost more than the misses it saved); an entry it evicts goes to 16384 victim
   // entries (512 KiB), looked up by other bits of its hash on a miss, and a victim found there
-  // swaps back. The big tier (bpe.cc) holds merged pieces of up to 30 bytes and 6 ids, the long
-  // tier longer ones. cache() fetches the thread's cache and binds its hot tier to this model:
+  // swaps back. The big tier (bpe.cc), one for all threads, holds merged pieces of up to 30 bytes
+  // and 6 ids, the thread's long tier longer ones. cache() fetches the thread's cache and binds its hot tier to this model:
   // call it once per text, not per piece.
   struct HotEntry {
     uint64_t lo, hi;  // the key, as a ShortKey
@@ -65,7 +65,7 @@ class BytePairModel {
   static constexpr size_t kVictimEntries = 16384;
   struct CacheLine;
   struct LongLine;
-  struct Tiers;  // the big and the long tier (bpe.cc)
+  struct Tiers;  // the thread's long tier (bpe.cc; the big tier is the process's)
   struct Cache {
     uint64_t hot_model = 0;  // the serial of the model the current epoch belongs to
     uint16_t hot_epoch = 0;

@@ -227,6 +227,41 @@ def test_piece_caches_handed_between_batch_threads_serve_only_their_model(tiktok
         del enc
 
 
+def test_merged_pieces_shared_by_concurrent_threads_are_exact(tiktoken_module):
+    # The big tier of merged pieces is one for the process, read and written by every thread at
+    # once (a sequence number per set: a copy read while another thread wrote is thrown away).
+    # Four Python threads run batches on 2-3 native threads each, with two encodings in which the
+    # same pieces have other ids, over words made to be merged (syllables of real words joined at
+    # random: few of them are tokens), so that entries are written and read concurrently all the
+    # time. Every text must get tiktoken's ids.
+    import threading
+
+    words = pathlib.Path(textwrap.__file__).read_text(encoding="utf-8").split()
+    rng = random.Random(19)
+    syllables = [w[i:i + 3] for w in words if w.isalpha() for i in range(0, len(w), 3)]
+    docs = [" ".join("".join(rng.choice(syllables) for _ in range(rng.randint(2, 5))) for _ in range(200))
+            for _ in range(120)]
+    names = ("cl100k_base", "o200k_base")
+    expected = {n: tiktoken_module.get_encoding(n).encode_ordinary_batch(docs) for n in names}
+    encodings = {n: tokenforge.get_encoding(n) for n in names}
+    wrong = []
+
+    def run(seed):
+        r = random.Random(seed)
+        for _ in range(8):
+            name = r.choice(names)
+            chosen = r.sample(range(len(docs)), 60)
+            got = encodings[name].encode_ordinary_batch([docs[i] for i in chosen], num_threads=r.choice((2, 3)))
+            wrong.extend((name, i) for i, ids in zip(chosen, got) if ids != expected[name][i])
+
+    threads = [threading.Thread(target=run, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
+
+
 def test_hot_piece_cache_follows_the_model_call_by_call(tiktoken_module):
     # One thread alternates two encodings on the same text, call by call: the hot tier of the
     # thread's piece cache holds one model's ids at a time and must never answer for the other.

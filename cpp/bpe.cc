@@ -20,15 +20,16 @@ static_assert(kShortPiece < 256, "merge_short packs a part index in 8 bits");
 
 // The big tier, for pieces that are not tokens, one for the process (SharedBigTier below; it was
 // per thread until session 19): one 64-byte entry (one cache line) per piece of up to 30 bytes and
-// 6 ids, 65536 entries (4 MiB: the working set of a language's frequent words) in sets of 4 (a piece's hash picks the set; a new entry takes
-// the place of the set's oldest). The key's first 16 bytes are kept as two zero-padded words,
-// compared as integers like the short-token table's keys. Entries carry the serial number of the
-// model that made them (never reused, unlike an address). Measured on multilingual text: twice the
-// entries of the former 128-byte entries (54 bytes, 16 ids) in the same memory raise the hit rate
-// from 77% to 81%; the longer pieces it no longer keeps are 2% of the pieces, and 98% of the others
-// have at most 6 ids. Sets of 4 instead of one entry per hash (the same memory): merged pieces
-// 3.1% -> 2.3% of the pieces on 12 MB of multilingual text (a table of 4 million entries: 1.6%,
-// the rest is first sightings and the long pieces of the tier below), 0.88% -> 0.84% on English.
+// 6 ids, 65536 entries (4 MiB: the working set of a language's frequent words) in sets of 4 (a
+// piece's hash picks the set; a new entry takes the place of the set's oldest). The key's first 16
+// bytes are kept as two zero-padded words, compared as integers like the short-token table's keys.
+// Entries carry the serial number of the model that made them (never reused, unlike an address).
+// Measured on multilingual text: twice the entries of the former 128-byte entries (54 bytes, 16
+// ids) in the same memory raise the hit rate from 77% to 81%; the longer pieces it no longer keeps
+// are 2% of the pieces, and 98% of the others have at most 6 ids. Sets of 4 instead of one entry
+// per hash (the same memory): merged pieces 3.1% -> 2.3% of the pieces on 12 MB of multilingual
+// text (a table of 4 million entries: 1.6%, the rest is first sightings and the long pieces of the
+// tier below), 0.88% -> 0.84% on English.
 constexpr size_t kCacheKey = 30, kCacheIds = 6, kCacheWays = 4, kCacheLines = 65536;
 // The long tier: the merged pieces the big tier cannot hold (31 to 96 bytes, or 7 to 36 ids:
 // runs of '-' or spaces in code and plain text, long words of other scripts, runs of CJK letters),
@@ -205,13 +206,15 @@ class SharedBigTier {
   static constexpr size_t kWords = sizeof(CacheLine) / 8;
   void copy_in(size_t entry, CacheLine& to) const {
     uint64_t words[kWords];
-    for (size_t i = 0; i < kWords; ++i) words[i] = __atomic_load_n(&words_[entry * kWords + i], __ATOMIC_RELAXED);
+    const uint64_t* from = &words_[entry * kWords];
+    for (size_t i = 0; i < kWords; ++i) words[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
     std::memcpy(&to, words, sizeof to);
   }
   void copy_out(const CacheLine& from, size_t entry) {
     uint64_t words[kWords];
     std::memcpy(words, &from, sizeof words);
-    for (size_t i = 0; i < kWords; ++i) __atomic_store_n(&words_[entry * kWords + i], words[i], __ATOMIC_RELAXED);
+    uint64_t* to = &words_[entry * kWords];
+    for (size_t i = 0; i < kWords; ++i) __atomic_store_n(&to[i], words[i], __ATOMIC_RELAXED);
   }
 
   static SharedBigTier* make() {

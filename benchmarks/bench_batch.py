@@ -6,26 +6,28 @@
 The real corpora of bench_encode.py are cut into documents of about --doc characters (at line
 ends), and the documents into batches of about --batch characters. For each encoding and corpus,
 one batch warms up, then each round encodes a fresh batch with 1 thread and with 2 (which goes
-first alternates, so each sees the batch first as often), the corpora taking turns round by round. MB/s of UTF-8 in wall time and in CPU
-time of the process, summed over --rounds, and the 2-thread / 1-thread ratio of wall times (the
-returned lists are freed after the clock stops, in both), and the median of the rounds' own
-ratios (the two runs of a round are side by side in time: steadier than the sums). On a shared
-machine the wall ratio says little, so the last column estimates it for free cores: the 2-thread
-run would take as long as its busier thread (the caller's CPU time, which includes the serial list
-building, or the other thread's), against the 1-thread run's CPU time. Ids are checked equal to
-encode_ordinary's. Two columns say what the machine gives two threads at the same moments:
-SHA-256 (hashlib releases the GIL; compute on data in the first-level cache, no shared memory)
-on two threads against one, and gigatoken's batch with parallel=True against parallel=False
-(when it is installed), both timed in every round beside tokenforge's runs, medians of the rounds.
-The two vCPUs of a cloud machine may share physical cores with other work: a ratio of 1.8 for
-SHA-256 means no program gets more than about that here at that time. Last, small batches (8 English documents of 500 characters a call, default
-num_threads) for tokenforge and tiktoken's encode_ordinary_batch: the cost of a call.
+first alternates, so each sees the batch first as often), the corpora taking turns round by round.
+MB/s of UTF-8 in wall time and in CPU time of the process, summed over --rounds, and the 2-thread /
+1-thread ratio of wall times (the returned lists are freed after the clock stops, in both), and the
+median of the rounds' own ratios (the two runs of a round are side by side in time: steadier than
+the sums). On a shared machine the wall ratio says little, so the last column estimates it for free
+cores: the 2-thread run would take as long as its busier thread (the caller's CPU time, which
+includes the serial list building, or the other thread's), against the 1-thread run's CPU time. Ids
+are checked equal to encode_ordinary's. Two columns say what the machine gives two threads at the
+same moments: SHA-256 (hashlib releases the GIL; compute on data in the first-level cache, no
+shared memory) on two threads against one, and gigatoken's batch with parallel=True against
+parallel=False (when it is installed), both timed in every round beside tokenforge's runs, medians
+of the rounds. The two vCPUs of a cloud machine may share physical cores with other work: a ratio
+of 1.8 for SHA-256 says the machine gave independent work on two threads about that much
+at that time (a program that uses the caches better may still get more). Last, small
+batches (8 English documents of 500 characters a call, default num_threads) for tokenforge and
+tiktoken's encode_ordinary_batch: the cost of a call.
 
 With --jobs, each thread count runs in a process of its own instead, as a job encoding a corpus
-would: the process warms up on --warm batches, then times the next --timed batches (fresh text);
-1 and 2 threads take turns, --rounds processes each. In one process the caller's piece cache
-sees every batch of both runs and the second thread's only the half it encodes itself, so the
-2-thread runs start colder than they would in a job of their own; here each sees the same text.
+would: the process warms up on --warm batches, then times the next --timed batches (fresh text); 1
+and 2 threads take turns, --rounds processes each. In one process the caller's piece cache sees
+every batch of both runs and the second thread's only the half it encodes itself, so the 2-thread
+runs start colder than they would in a job of their own; here each sees the same text.
 """
 
 import argparse

@@ -313,13 +313,15 @@ inline std::vector<uint32_t> ids_of(nb::handle seq) {
   return ids;
 }
 
-// A vector handed to numpy without a copy (the array owns it).
+// numpy arrays (bindings/numpy_arrays.cpp, numpy's C API; import_numpy() runs once, at the
+// module's init): numpy_of hands a vector to a new 1-D array without a copy (the array owns it
+// from then on, also when this throws); numpy_copy makes a new array of n copied elements. For
+// uint8_t, uint32_t, int64_t, uint64_t and double.
+void import_numpy();
 template <class T>
-nb::ndarray<nb::numpy, T> numpy_of(std::vector<T>* v) {
-  nb::capsule owner(v, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
-  size_t shape[1] = {v->size()};
-  return nb::ndarray<nb::numpy, T>(v->data(), 1, shape, owner);
-}
+nb::object numpy_of(std::vector<T>* v);
+template <class T>
+nb::object numpy_copy(const T* data, size_t n);
 
 // tokenforge::parallel_for (cpp/parallel.h) for the bindings' batches. This module is loaded with
 // dlopen, so glibc allocates a thread's block of its thread_locals on the thread's first use of

@@ -134,17 +134,17 @@ struct PyEncoder {
     return out;
   }
 
-  // The ids are encoded into the thread's reused buffer, then copied once into a vector of
-  // exactly their size that the array owns: a fresh vector grown while encoding reallocated and
-  // copied (a megabyte of text: 250,000 ids reserved, 270,000 needed) and faulted in new pages
-  // for every call; one exact copy costs less than that.
-  nb::ndarray<nb::numpy, uint32_t> encode_to_numpy(nb::handle text, nb::bytes allowed, nb::bytes disallowed) const {
+  // The ids are encoded into the thread's reused buffer, then copied once into a new array of
+  // exactly their size: a fresh vector grown while encoding reallocated and copied (a megabyte of
+  // text: 250,000 ids reserved, 270,000 needed) and faulted in new pages for every call; one
+  // exact copy costs less than that.
+  nb::object encode_to_numpy(nb::handle text, nb::bytes allowed, nb::bytes disallowed) const {
     thread_local std::vector<uint32_t> scratch;
     scratch.clear();
     encode_vec(text, allowed, disallowed, scratch);
-    auto ids = std::make_unique<std::vector<uint32_t>>(scratch.begin(), scratch.end());
+    nb::object ids = numpy_copy(scratch.data(), scratch.size());
     if (scratch.capacity() > (size_t(1) << 24)) std::vector<uint32_t>().swap(scratch);  // do not keep a huge buffer
-    return numpy_of(ids.release());
+    return ids;
   }
 
   // The lists are built while the texts are encoded: after each text it encodes, the caller's

@@ -199,9 +199,7 @@ struct PySentencePieceModel {
       nb::gil_scoped_release release;
       total = model->expected_counts(ws, freqs, *counts);
     }
-    nb::capsule owner(counts, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
-    size_t shape[1] = {counts->size()};
-    return nb::make_tuple(nb::ndarray<nb::numpy, double>(counts->data(), 1, shape, owner), total);
+    return nb::make_tuple(numpy_of(counts), total);
   }
 
   std::vector<std::vector<int32_t>> alternatives() const {

@@ -114,6 +114,31 @@ def test_batches_of_every_kind_of_str(texts, threads):
     assert flat.tolist() == [i for row in expected for i in row] and list(counts) == [len(r) for r in expected]
 
 
+def test_numpy_arrays_are_plain_writable_arrays_that_own_their_ids():
+    """The arrays come from numpy's C API (bindings/numpy_arrays.cpp): each is a 1-D uint32
+    array, writable, C-contiguous, with ids of its own: the next call, which reuses the engine's
+    buffer, and the tokenizer's going away change nothing in an array already returned."""
+    import gc
+
+    enc, ref = tokenforge.get_encoding("cl100k_base"), tiktoken.get_encoding("cl100k_base")
+    texts = ["hello world, twice over", "", "中文 and Ελληνικά " * 50]
+    first = enc.encode_to_numpy(_fresh(texts[0]))
+    arrays = [enc.encode_to_numpy(_fresh(t)) for t in texts]
+    ids, offsets = enc._engine.encode_batch_to_numpy([_fresh(t) for t in texts], b"", 2)
+    flat, _ = enc._engine.encode_ordinary_batch_flat([_fresh(t) for t in texts], [-1] * len(texts), 2)
+    del enc
+    gc.collect()
+    for array in (first, *arrays, ids, flat):
+        assert array.dtype == np.uint32 and array.ndim == 1
+        assert array.flags.writeable and array.flags.c_contiguous
+    assert offsets.dtype == np.int64 and offsets.tolist()[0] == 0
+    assert first.tolist() == ref.encode_ordinary(texts[0])
+    assert [a.tolist() for a in arrays] == [ref.encode_ordinary(t) for t in texts]
+    assert ids.tolist() == flat.tolist() == [i for t in texts for i in ref.encode_ordinary(t)]
+    arrays[2][:] = 7  # its own memory: the others are untouched
+    assert arrays[2].tolist() == [7] * len(arrays[2]) and ids.tolist() == flat.tolist()
+
+
 def test_batches_with_lone_surrogates():
     enc, ref = tokenforge.get_encoding("cl100k_base"), tiktoken.get_encoding("cl100k_base")
     texts = ["ok", "é\ud800x", "中文", "\udfff", "😀"] * 3

@@ -262,6 +262,23 @@ def test_merged_pieces_shared_by_concurrent_threads_are_exact(tiktoken_module):
     assert wrong == []
 
 
+def test_merged_pieces_stay_exact_across_clearings_of_the_merged_once_filter(tiktoken_module):
+    # A merged piece enters the big tier at its second merge; a filter of one bit per hash (2^19
+    # bits) remembers the first, and is cleared whenever 2^17 bits have been set. 180,000 made-up
+    # words (few of them tokens, each its own piece) overflow the thread's hot tier and clear the
+    # filter at least once; over three passes each word is merged, then merged and kept, then
+    # read from the tier (or merged again after a clearing). Every pass must get tiktoken's ids.
+    words = pathlib.Path(textwrap.__file__).read_text(encoding="utf-8").split()
+    rng = random.Random(20)
+    syllables = sorted({w[i:i + 3] for w in words if w.isalpha() for i in range(0, len(w), 3)})
+    made_up = {"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(180_000)}
+    text = " " + " ".join(sorted(made_up, key=lambda w: rng.random()))
+    ours, theirs = tokenforge.get_encoding("cl100k_base"), tiktoken_module.get_encoding("cl100k_base")
+    expected = theirs.encode_ordinary(text)
+    for _ in range(3):
+        assert ours.encode_ordinary(text) == expected
+
+
 def test_hot_piece_cache_follows_the_model_call_by_call(tiktoken_module):
     # One thread alternates two encodings on the same text, call by call: the hot tier of the
     # thread's piece cache holds one model's ids at a time and must never answer for the other.

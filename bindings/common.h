@@ -313,11 +313,10 @@ inline std::vector<uint32_t> ids_of(nb::handle seq) {
   return ids;
 }
 
-// numpy arrays (bindings/numpy_arrays.cpp, numpy's C API; import_numpy() runs once, at the
-// module's init): numpy_of hands a vector to a new 1-D array without a copy (the array owns it
-// from then on, also when this throws); numpy_copy makes a new array of n copied elements. For
-// uint8_t, uint32_t, int64_t, uint64_t and double.
-void import_numpy();
+// numpy arrays (bindings/numpy_arrays.cpp, numpy's C API, numpy loaded at the first array):
+// numpy_of hands a vector to a new 1-D array without a copy (the array owns it from then on,
+// also when this throws); numpy_copy makes a new array of n copied elements. For uint8_t,
+// uint32_t, int64_t, uint64_t and double.
 template <class T>
 nb::object numpy_of(std::vector<T>* v);
 template <class T>

@@ -19,7 +19,6 @@ void bind_dataset(nb::module_& m);
 
 NB_MODULE(_core, m) {
   m.doc() = "tokenforge's native core: split patterns, byte-pair encoding, special tokens, training.";
-  tokenforge::py::import_numpy();  // (before any array is made)
   bind_encoder(m);
   bind_training(m);
   bind_sentencepiece(m);

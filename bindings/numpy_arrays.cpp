@@ -19,14 +19,17 @@ template <> constexpr int npy_type<int64_t>() { return NPY_INT64; }
 template <> constexpr int npy_type<uint64_t>() { return NPY_UINT64; }
 template <> constexpr int npy_type<double>() { return NPY_FLOAT64; }
 
-}  // namespace
-
-void import_numpy() {
-  if (_import_array() < 0) throw nb::python_error();
+// numpy's API table, loaded at the first array made (with the GIL held): `import tokenforge`
+// does not load numpy (tests/test_layout.py; it was 60 of 160 ms of every command-line call).
+void need_numpy() {
+  if (PyArray_API == nullptr && _import_array() < 0) throw nb::python_error();
 }
+
+}  // namespace
 
 template <class T>
 nb::object numpy_copy(const T* data, size_t n) {
+  need_numpy();
   npy_intp shape[1] = {npy_intp(n)};
   PyObject* array = PyArray_SimpleNew(1, shape, npy_type<T>());
   if (array == nullptr) throw nb::python_error();
@@ -37,6 +40,7 @@ nb::object numpy_copy(const T* data, size_t n) {
 template <class T>
 nb::object numpy_of(std::vector<T>* v) {
   std::unique_ptr<std::vector<T>> owned(v);
+  need_numpy();
   if (v->empty()) return numpy_copy<T>(nullptr, 0);  // (an empty vector may have no data pointer)
   nb::capsule owner(v, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
   owned.release();  // the capsule owns it now

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Batch encoding on real documents: num_threads=2 against num_threads=1, one run.
 
-    python benchmarks/bench_batch.py [--mb 6] [--doc 10000] [--batch 2000000] [--rounds 3]
+    python benchmarks/bench_batch.py [--mb 6] [--doc 10000] [--batch 2000000] [--rounds 3] [--numpy]
 
 The real corpora of bench_encode.py are cut into documents of about --doc characters (at line
 ends), and the documents into batches of about --batch characters. For each encoding and corpus,
@@ -22,6 +22,10 @@ of 1.8 for SHA-256 says the machine gave independent work on two threads about t
 at that time (a program that uses the caches better may still get more). Last, small
 batches (8 English documents of 500 characters a call, default num_threads) for tokenforge and
 tiktoken's encode_ordinary_batch: the cost of a call.
+
+With --numpy, tokenforge's batches are `encode_batch_to_numpy` (one flat array of ids and offsets,
+nothing built per id on the caller's thread) instead of lists, and gigatoken's column is its
+`encode_batch` (flat arrays too).
 
 With --jobs, each thread count runs in a process of its own instead, as a job encoding a corpus
 would: the process warms up on --warm batches, then times the next --timed batches (fresh text); 1
@@ -89,8 +93,9 @@ def machine_scaling() -> float:
     return 2 * one / two
 
 
-def gigatoken_batch(name: str):
-    """gigatoken's batch encoder for `name` as f(texts, parallel), or None when not installed."""
+def gigatoken_batch(name: str, flat: bool = False):
+    """gigatoken's batch encoder for `name` as f(texts, parallel) (lists, or with flat=True its flat
+    arrays), or None when not installed."""
     try:
         import gigatoken
 
@@ -99,6 +104,8 @@ def gigatoken_batch(name: str):
         g = gigatoken.Tokenizer.from_tiktoken(str(SHARED / "vocab" / f"{name}.tiktoken")).backend
     except Exception:
         return None
+    if flat:
+        return lambda texts, parallel: g.encode_batch(texts, parallel=parallel)
     return lambda texts, parallel: g.encode_batch_list(texts, parallel=parallel)
 
 
@@ -109,6 +116,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
+    ap.add_argument("--numpy", action="store_true", help="flat numpy arrays (encode_batch_to_numpy) instead of lists")
     ap.add_argument("--jobs", action="store_true", help="each thread count in a process of its own")
     ap.add_argument("--warm", type=int, default=4, help="--jobs: batches encoded before the clock starts")
     ap.add_argument("--timed", type=int, default=8, help="--jobs: batches timed after them")
@@ -130,15 +138,23 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     for name in args.encodings:
         enc = tokenforge.get_encoding(name)
-        peer = gigatoken_batch(name)
+        peer = gigatoken_batch(name, args.numpy)
         def run(b, k):
+            if args.numpy:
+                return enc.encode_batch_to_numpy(b, num_threads=k, disallowed_special=())
             return enc.encode_ordinary_batch(b, num_threads=k)
+
+        def as_lists(result):
+            if args.numpy:
+                ids, offsets = result
+                return [ids[x:y].tolist() for x, y in zip(offsets[:-1], offsets[1:])]
+            return result
         rows = {}
         for corpus_name, text in texts.items():
             bs = batches(documents(text, args.doc), args.batch)
             if len(bs) < 1 + args.rounds:
                 raise SystemExit(f"corpus too small for {args.rounds} rounds; pass a larger --mb or smaller --batch")
-            got = run(bs[0], 2)  # (the first batch warms up)
+            got = as_lists(run(bs[0], 2))  # (the first batch warms up)
             if got != [enc.encode_ordinary(d) for d in bs[0]]:
                 raise SystemExit(f"{name} {corpus_name}: batch ids differ from encode_ordinary's")
             rows[corpus_name] = {"batches": bs, "wall": {1: 0.0, 2: 0.0}, "cpu": {1: 0.0, 2: 0.0},

@@ -218,26 +218,41 @@ struct PyEncoder {
   }
 
   // Many texts into one flat array: text k's ids, then suffix[k] if it is >= 0 (the dataset path).
-  // Returns (ids, offsets): text k's ids are ids[offsets[k]:offsets[k + 1]].
+  // Returns (ids, offsets): text k's ids are ids[offsets[k]:offsets[k + 1]]. With a `check` mask,
+  // each text is first searched for those special tokens in the thread that encodes it, and the
+  // first text (in order) holding one raises DisallowedSpecial, as in encode_batch.
   std::pair<std::vector<uint32_t>*, std::vector<int64_t>*> encode_flat(
       const BatchTexts& batch, const std::vector<char>& mask, const std::vector<int64_t>* suffix,
-      size_t num_threads) const {
+      size_t num_threads, const std::vector<char>& check = {}) const {
     size_t n = batch.size();
     num_threads = batch.threads_for(num_threads);
+    bool checking = any(check);
     std::vector<std::vector<uint32_t>> results(n);
     auto flat = std::make_unique<std::vector<uint32_t>>();
     auto offsets = std::make_unique<std::vector<int64_t>>(n + 1, 0);
-    std::atomic<size_t> surrogate_at{n};  // the first text with a lone surrogate, if any
+    std::atomic<size_t> surrogate_at{n};   // the first text with a lone surrogate, if any
+    std::atomic<size_t> disallowed_at{n};  // the first text with a disallowed special token, if any
+    std::vector<int> found(checking ? n : 0, -1);  // per text: the index of that token
+    // Text i's UTF-8 in *v, or false (and the text noted) if it has a lone surrogate or holds a
+    // disallowed special token.
+    auto prepare = [&](size_t i, std::string& scratch, std::string_view* v) {
+      if (!batch.utf8(i, scratch, v)) {
+        at_most(surrogate_at, i);
+        return false;
+      }
+      if (checking && (found[i] = enc->find_special(bytes_of(*v), v->size(), check).index) >= 0) {
+        at_most(disallowed_at, i);
+        return false;
+      }
+      return true;
+    };
     {
       nb::gil_scoped_release release;
       if (n == 1 || num_threads <= 1) {  // one thread: straight into the flat array
         std::string scratch;
         for (size_t i = 0; i < n; ++i) {
           std::string_view v;
-          if (!batch.utf8(i, scratch, &v)) {
-            surrogate_at = i;
-            break;
-          }
+          if (!prepare(i, scratch, &v)) break;
           encode_into(v, mask, *flat);
           if (suffix && (*suffix)[i] >= 0) flat->push_back(uint32_t((*suffix)[i]));
           (*offsets)[i + 1] = int64_t(flat->size());
@@ -247,7 +262,7 @@ struct PyEncoder {
           std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
           std::string scratch;
           std::string_view v;
-          if (!batch.utf8(i, scratch, &v)) return at_most(surrogate_at, i);
+          if (!prepare(i, scratch, &v)) return;
           encode_into(v, mask, ids);
           if (suffix && (*suffix)[i] >= 0) ids.push_back(uint32_t((*suffix)[i]));
           results[i] = std::move(ids);
@@ -261,16 +276,19 @@ struct PyEncoder {
         }
       }
     }
-    if (surrogate_at < n) batch.raise_encode_error(surrogate_at);
+    if (surrogate_at < disallowed_at) batch.raise_encode_error(surrogate_at);
+    if (disallowed_at < n) throw DisallowedSpecialError(std::to_string(found[disallowed_at]));
     return {flat.release(), offsets.release()};
   }
 
-  nb::tuple encode_batch_to_numpy(nb::list texts, nb::bytes allowed, size_t num_threads) const {
+  nb::tuple encode_batch_to_numpy(nb::list texts, nb::bytes allowed, size_t num_threads, nb::bytes disallowed) const {
     require_split();
     BatchTexts batch(texts);
-    std::vector<char> mask = mask_of(*enc, allowed);
-    auto [ids, offsets] = encode_flat(batch, mask, nullptr, num_threads);
-    return nb::make_tuple(numpy_of(ids), numpy_of(offsets));
+    std::vector<char> mask = mask_of(*enc, allowed), check = mask_of(*enc, disallowed);
+    auto [ids, offsets] = encode_flat(batch, mask, nullptr, num_threads, check);
+    std::unique_ptr<std::vector<int64_t>> owned_offsets(offsets);
+    nb::object ids_array = numpy_of(ids);  // (each numpy_of owns its vector from the call on)
+    return nb::make_tuple(ids_array, numpy_of(owned_offsets.release()));
   }
 
   // The dataset path's older form: (ids, number of ids per text).
@@ -562,7 +580,7 @@ void bind_encoder(nb::module_& m) {
       .def("encode_batch", &PyEncoder::encode_batch, nb::arg("texts"), nb::arg("allowed"), nb::arg("num_threads"),
            nb::arg("disallowed") = nb::bytes(""))
       .def("encode_batch_to_numpy", &PyEncoder::encode_batch_to_numpy, nb::arg("texts"), nb::arg("allowed"),
-           nb::arg("num_threads"))
+           nb::arg("num_threads"), nb::arg("disallowed") = nb::bytes(""))
       .def("encode_ordinary_batch_flat", &PyEncoder::encode_ordinary_batch_flat, nb::arg("texts"),
            nb::arg("suffix"), nb::arg("num_threads"))
       .def("count", &PyEncoder::count, nb::arg("text"), nb::arg("allowed"))

@@ -193,6 +193,14 @@ def test_disallowed_special_check_in_batches(kinds, data):
     expected = _outcome(lambda: ref.encode_batch(texts, allowed_special=allowed))
     assert _outcome(lambda: ours.encode_batch([_fresh(t) for t in texts], allowed_special=allowed,
                                               num_threads=threads)) == expected
+    assert _outcome(lambda: _rows(*ours.encode_batch_to_numpy([_fresh(t) for t in texts], allowed_special=allowed,
+                                                              num_threads=threads))) == expected
+
+
+def _rows(ids, offsets) -> list[list[int]]:
+    """encode_batch_to_numpy's (ids, offsets) as encode_batch's rows."""
+    assert ids.dtype == np.uint32 and offsets.dtype == np.int64 and offsets[0] == 0 and offsets[-1] == len(ids)
+    return [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
 
 
 @pytest.fixture(scope="module")

@@ -141,6 +141,32 @@ def test_batch_equals_one_by_one(cl100k, corpus_texts):
     assert cl100k.decode_bytes_batch(expected) == [d.encode() for d in docs]
 
 
+def test_batch_to_numpy_equals_encode_batch(cl100k, corpus_texts):
+    # One flat array and offsets: the engine's threads for byte-level BPE, encode_batch's rows
+    # flattened for any other pipeline (here a post-processor adds tokens around every row).
+    from tokenforge import post_processors
+
+    docs = [t[i:i + 3000] for t in corpus_texts.values() for i in range(0, min(len(t), 30000), 3000)] + ["", "a"]
+    for policy in ({"disallowed_special": ()}, {"allowed_special": "all"}):  # (TinyStories has <|endoftext|>)
+        expected = cl100k.encode_batch(docs, **policy)
+        for threads in (1, 2, 8):
+            ids, offsets = cl100k.encode_batch_to_numpy(docs, num_threads=threads, **policy)
+            assert len(offsets) == len(docs) + 1 and offsets.dtype == np.int64 and ids.dtype == np.uint32
+            assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+    with pytest.raises(ValueError, match="disallowed special token"):
+        cl100k.encode_batch_to_numpy(docs, num_threads=2)
+    bert = Tokenizer(tokenforge.models.WordPiece({t: i for i, t in enumerate(
+        ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "hello", "world", "##s"])}),
+        pre_tokenizer=tokenforge.pre_tokenizers.BertPreTokenizer(), post_processor=post_processors.cls_sep())
+    texts = ["hello worlds", "", "world hello hello"]
+    ids, offsets = bert.encode_batch_to_numpy(texts, num_threads=2)
+    assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == bert.encode_batch(texts)
+    with pytest.raises(TypeError):
+        cl100k.encode_batch_to_numpy("one str")
+    with pytest.raises(ValueError):
+        cl100k.encode_batch_to_numpy(["a"], num_threads=0)
+
+
 def test_encode_to_numpy(cl100k):
     arr = cl100k.encode_to_numpy(MULTILINGUAL)
     assert arr.dtype == np.uint32 and arr.tolist() == cl100k.encode(MULTILINGUAL)

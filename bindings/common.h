@@ -101,15 +101,21 @@ class Utf8Buffer {
  public:
   std::string_view of(nb::handle text) {
     StrForm form(text.ptr());
+    std::string_view view;
+    if (!utf8(form, &view)) return utf8_of(text);
+    return view;
+  }
+  // The UTF-8 of a str read before (no Python call: any thread), converted here if need be;
+  // false at a lone surrogate. The buffer is not cleared first (a std::string resized per text
+  // wrote zeros over three bytes per character of every non-ASCII text of a batch).
+  bool utf8(const StrForm& form, std::string_view* view) {
     size_t room = form.utf8_room();
     if (form.kind != 0 && room > capacity_) {
       data_.reset();  // (first, so that the old and the new buffer are never both held)
       data_.reset(new char[room]);
       capacity_ = room;
     }
-    std::string_view view;
-    if (!form.utf8(data_.get(), &view)) return utf8_of(text);
-    return view;
+    return form.utf8(data_.get(), view);
   }
   // Frees a buffer grown past 64 MiB (one huge text must not keep its memory).
   void trim() {
@@ -170,11 +176,7 @@ class BatchTexts {
   }
   // The UTF-8 of text i, converted into `scratch` if need be (any thread); false at a lone
   // surrogate (then raise_encode_error(i), with the GIL, raises CPython's UnicodeEncodeError).
-  bool utf8(size_t i, std::string& scratch, std::string_view* out) const {
-    const StrForm& form = forms_[i];
-    if (form.kind != 0) scratch.resize(form.utf8_room());
-    return form.utf8(&scratch[0], out);
-  }
+  bool utf8(size_t i, Utf8Buffer& scratch, std::string_view* out) const { return scratch.utf8(forms_[i], out); }
   [[noreturn]] void raise_encode_error(size_t i) const {
     utf8_of(strs_[i]);  // raises UnicodeEncodeError
     throw std::logic_error("a str with a surrogate converted to UTF-8");

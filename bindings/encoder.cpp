@@ -191,13 +191,14 @@ struct PyEncoder {
           n, batch.threads_for(num_threads),
           [&](size_t i) {
             std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
-            std::string scratch;
+            Utf8Buffer scratch;
             std::string_view v;
             if (!batch.utf8(i, scratch, &v)) {
               at_most(surrogate_at, i);
             } else if (checking && (found[i] = enc->find_special(bytes_of(v), v.size(), check).index) >= 0) {
               at_most(disallowed_at, i);
             } else {
+              ids.reserve(v.size() / 3 + 16);  // (most texts: grown never or once)
               encode_into(v, mask, ids);
             }
             results[i] = std::move(ids);
@@ -235,7 +236,7 @@ struct PyEncoder {
     std::vector<int> found(checking ? n : 0, -1);  // per text: the index of that token
     // Text i's UTF-8 in *v, or false (and the text noted) if it has a lone surrogate or holds a
     // disallowed special token.
-    auto prepare = [&](size_t i, std::string& scratch, std::string_view* v) {
+    auto prepare = [&](size_t i, Utf8Buffer& scratch, std::string_view* v) {
       if (!batch.utf8(i, scratch, v)) {
         at_most(surrogate_at, i);
         return false;
@@ -249,7 +250,7 @@ struct PyEncoder {
     {
       nb::gil_scoped_release release;
       if (n == 1 || num_threads <= 1) {  // one thread: straight into the flat array
-        std::string scratch;
+        Utf8Buffer scratch;
         for (size_t i = 0; i < n; ++i) {
           std::string_view v;
           if (!prepare(i, scratch, &v)) break;
@@ -260,9 +261,10 @@ struct PyEncoder {
       } else {
         batch_parallel_for(n, num_threads, [&](size_t i) {
           std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
-          std::string scratch;
+          Utf8Buffer scratch;
           std::string_view v;
           if (!prepare(i, scratch, &v)) return;
+          ids.reserve(v.size() / 3 + 16);  // (most texts: grown never or once)
           encode_into(v, mask, ids);
           if (suffix && (*suffix)[i] >= 0) ids.push_back(uint32_t((*suffix)[i]));
           results[i] = std::move(ids);
@@ -348,7 +350,7 @@ struct PyEncoder {
     {
       nb::gil_scoped_release release;
       batch_parallel_for(n, batch.threads_for(num_threads), [&](size_t i) {
-        std::string scratch;
+        Utf8Buffer scratch;
         std::string_view v;
         if (!batch.utf8(i, scratch, &v)) return at_most(surrogate_at, i);
         encode_split_into(v, seq, results[i]);

@@ -98,7 +98,7 @@ nb::list encode_texts_impl(const M& m, nb::list texts, int how, size_t num_threa
   {
     nb::gil_scoped_release release;
     batch_parallel_for(batch.size(), batch.threads_for(num_threads), [&](size_t i) {
-      std::string scratch;
+      Utf8Buffer scratch;
       std::string_view v;
       if (!batch.utf8(i, scratch, &v)) return at_most(surrogate_at, i);
       errors[i] = m.encode_into(split_view(t, how, v), results[i]);

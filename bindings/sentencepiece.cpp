@@ -143,7 +143,7 @@ struct PySentencePieceModel {
       nb::gil_scoped_release release;
       batch_parallel_for(batch.size(), batch.threads_for(num_threads), [&](size_t i) {
         std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
-        std::string scratch;
+        Utf8Buffer scratch;
         std::string_view v;
         if (!batch.utf8(i, scratch, &v)) return at_most(surrogate_at, i);
         model->encode(bytes_of(v), v.size(), ids);

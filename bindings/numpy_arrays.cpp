@@ -3,6 +3,9 @@
 // PyArray_SimpleNew / PyArray_SimpleNewFromData make the array directly (session 20). This is the
 // only file that includes numpy's headers, so the API table (import_array) lives here alone.
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+// Built with numpy 2's headers, usable with numpy 1.21 and later (the package's dependency): only
+// functions numpy has had since 1.7 are called.
+#define NPY_TARGET_VERSION NPY_1_21_API_VERSION
 #include <numpy/arrayobject.h>
 
 #include <cstring>

@@ -48,6 +48,44 @@ bool any(const std::vector<char>& mask) {
   return false;
 }
 
+// What a batch's threads find while they read its texts (encode_batch, encode_flat): text i's
+// UTF-8, unless it has a lone surrogate or (with a `check` mask) holds a disallowed special token;
+// then the first such text in order is raised on the caller's thread: UnicodeEncodeError for a
+// surrogate (the Python layer retries with the surrogates replaced, and that text is checked
+// too), else DisallowedSpecial with the index of the token found.
+class BatchChecks {
+ public:
+  BatchChecks(const Encoder& enc, const BatchTexts& batch, const std::vector<char>& check)
+      : enc_(enc), batch_(batch), check_(check), checking_(any(check)), surrogate_at_(batch.size()),
+        disallowed_at_(batch.size()), found_(checking_ ? batch.size() : 0, -1) {}
+  // Text i's UTF-8 in *v (converted into `scratch` if need be; any thread), or false.
+  bool read(size_t i, Utf8Buffer& scratch, std::string_view* v) {
+    if (!batch_.utf8(i, scratch, v)) {
+      at_most(surrogate_at_, i);
+      return false;
+    }
+    if (checking_ && (found_[i] = enc_.find_special(bytes_of(*v), v->size(), check_).index) >= 0) {
+      at_most(disallowed_at_, i);
+      return false;
+    }
+    return true;
+  }
+  // Raises for the first text read() refused, if any (with the GIL).
+  void raise_first() const {
+    if (surrogate_at_ < disallowed_at_) batch_.raise_encode_error(surrogate_at_);
+    if (disallowed_at_ < batch_.size()) throw DisallowedSpecialError(std::to_string(found_[disallowed_at_]));
+  }
+
+ private:
+  const Encoder& enc_;
+  const BatchTexts& batch_;
+  const std::vector<char>& check_;
+  bool checking_;
+  std::atomic<size_t> surrogate_at_;   // the first text with a lone surrogate, if any
+  std::atomic<size_t> disallowed_at_;  // the first text with a disallowed special token, if any
+  std::vector<int> found_;             // per text: the index of the token found
+};
+
 struct PyEncoder {
   std::unique_ptr<Encoder> enc;
   std::unique_ptr<IntCache> ints;
@@ -152,18 +190,13 @@ struct PyEncoder {
   // the list building, which must hold the GIL, overlaps the other threads' encoding instead of
   // following it.
   // With a `disallowed` mask, each text is first searched for those special tokens in the thread
-  // that encodes it (as encode does); the first text (in order) holding one raises
-  // DisallowedSpecial, unless a text before it has a lone surrogate (then UnicodeEncodeError: the
-  // Python layer retries with the surrogates replaced, and that text is checked too).
+  // that encodes it (as encode does; BatchChecks).
   nb::list encode_batch(nb::list texts, nb::bytes allowed, size_t num_threads, nb::bytes disallowed) const {
     require_split();
     BatchTexts batch(texts);
     std::vector<char> mask = mask_of(*enc, allowed), check = mask_of(*enc, disallowed);
-    bool checking = any(check);
+    BatchChecks checks(*enc, batch, check);
     size_t n = batch.size();
-    std::atomic<size_t> surrogate_at{n};   // the first text with a lone surrogate, if any
-    std::atomic<size_t> disallowed_at{n};  // the first text with a disallowed special token, if any
-    std::vector<int> found(checking ? n : 0, -1);  // per text: the index of that token
     PyObject* list = PyList_New(Py_ssize_t(n));
     if (!list) throw nb::python_error();
     nb::list out = nb::steal<nb::list>(list);
@@ -193,11 +226,7 @@ struct PyEncoder {
             std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
             Utf8Buffer scratch;
             std::string_view v;
-            if (!batch.utf8(i, scratch, &v)) {
-              at_most(surrogate_at, i);
-            } else if (checking && (found[i] = enc->find_special(bytes_of(v), v.size(), check).index) >= 0) {
-              at_most(disallowed_at, i);
-            } else {
+            if (checks.read(i, scratch, &v)) {
               ids.reserve(v.size() / 3 + 16);  // (most texts: grown never or once)
               encode_into(v, mask, ids);
             }
@@ -212,48 +241,31 @@ struct PyEncoder {
           });
     }
     convert_finished();
-    if (surrogate_at < disallowed_at) batch.raise_encode_error(surrogate_at);
-    if (disallowed_at < n) throw DisallowedSpecialError(std::to_string(found[disallowed_at]));
+    checks.raise_first();
     if (out_of_memory) throw std::bad_alloc();
     return out;
   }
 
   // Many texts into one flat array: text k's ids, then suffix[k] if it is >= 0 (the dataset path).
   // Returns (ids, offsets): text k's ids are ids[offsets[k]:offsets[k + 1]]. With a `check` mask,
-  // each text is first searched for those special tokens in the thread that encodes it, and the
-  // first text (in order) holding one raises DisallowedSpecial, as in encode_batch.
+  // each text is first searched for those special tokens in the thread that encodes it, as in
+  // encode_batch (BatchChecks).
   std::pair<std::vector<uint32_t>*, std::vector<int64_t>*> encode_flat(
       const BatchTexts& batch, const std::vector<char>& mask, const std::vector<int64_t>* suffix,
       size_t num_threads, const std::vector<char>& check = {}) const {
     size_t n = batch.size();
     num_threads = batch.threads_for(num_threads);
-    bool checking = any(check);
+    BatchChecks checks(*enc, batch, check);
     std::vector<std::vector<uint32_t>> results(n);
     auto flat = std::make_unique<std::vector<uint32_t>>();
     auto offsets = std::make_unique<std::vector<int64_t>>(n + 1, 0);
-    std::atomic<size_t> surrogate_at{n};   // the first text with a lone surrogate, if any
-    std::atomic<size_t> disallowed_at{n};  // the first text with a disallowed special token, if any
-    std::vector<int> found(checking ? n : 0, -1);  // per text: the index of that token
-    // Text i's UTF-8 in *v, or false (and the text noted) if it has a lone surrogate or holds a
-    // disallowed special token.
-    auto prepare = [&](size_t i, Utf8Buffer& scratch, std::string_view* v) {
-      if (!batch.utf8(i, scratch, v)) {
-        at_most(surrogate_at, i);
-        return false;
-      }
-      if (checking && (found[i] = enc->find_special(bytes_of(*v), v->size(), check).index) >= 0) {
-        at_most(disallowed_at, i);
-        return false;
-      }
-      return true;
-    };
     {
       nb::gil_scoped_release release;
       if (n == 1 || num_threads <= 1) {  // one thread: straight into the flat array
         Utf8Buffer scratch;
         for (size_t i = 0; i < n; ++i) {
           std::string_view v;
-          if (!prepare(i, scratch, &v)) break;
+          if (!checks.read(i, scratch, &v)) break;
           encode_into(v, mask, *flat);
           if (suffix && (*suffix)[i] >= 0) flat->push_back(uint32_t((*suffix)[i]));
           (*offsets)[i + 1] = int64_t(flat->size());
@@ -263,7 +275,7 @@ struct PyEncoder {
           std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
           Utf8Buffer scratch;
           std::string_view v;
-          if (!prepare(i, scratch, &v)) return;
+          if (!checks.read(i, scratch, &v)) return;
           ids.reserve(v.size() / 3 + 16);  // (most texts: grown never or once)
           encode_into(v, mask, ids);
           if (suffix && (*suffix)[i] >= 0) ids.push_back(uint32_t((*suffix)[i]));
@@ -278,8 +290,7 @@ struct PyEncoder {
         }
       }
     }
-    if (surrogate_at < disallowed_at) batch.raise_encode_error(surrogate_at);
-    if (disallowed_at < n) throw DisallowedSpecialError(std::to_string(found[disallowed_at]));
+    checks.raise_first();
     return {flat.release(), offsets.release()};
   }
 

@@ -673,16 +673,7 @@ class Tokenizer:
             rows = [self._encode_one(t, allowed_special, disallowed_special) for t in texts]
             pairs = [self._encode_one(t, allowed_special, disallowed_special) for t in pairs]
         elif self._fast:
-            # The disallowed-special check runs in the threads that encode (one UTF-8 per text).
-            mask, disallowed = self._special_masks(allowed_special, disallowed_special)
-            try:
-                try:
-                    rows = self._engine.encode_batch(texts, mask, num_threads, disallowed)
-                except UnicodeEncodeError:
-                    texts = [replace_surrogates(t) for t in texts]
-                    rows = self._engine.encode_batch(texts, mask, num_threads, disallowed)
-            except _core_mod.DisallowedSpecial as e:
-                raise self._policy.error_for(e) from None
+            rows = self._engine_batch(self._engine.encode_batch, texts, num_threads, allowed_special, disallowed_special)
         elif self._native_batch_ok(allowed_special):
             rows = self._model_batch(texts, num_threads)
         elif self._engine is not None and (self._engine_splits or isinstance(self._matcher, _core_mod.SplitSequence)):
@@ -690,6 +681,19 @@ class Tokenizer:
         else:
             rows = [self._encode_one(t, allowed_special, disallowed_special) for t in texts]
         return self._finish_batch(rows, pairs, add_special_tokens, padding, truncation, max_length)
+
+    def _engine_batch(self, engine_batch, texts, num_threads, allowed_special, disallowed_special):
+        """The engine's encode_batch or encode_batch_to_numpy under the special-token policy: the
+        disallowed-special check runs in the threads that encode (one UTF-8 per text); a lone
+        surrogate makes the batch again with the surrogates replaced, as tiktoken does."""
+        mask, disallowed = self._special_masks(allowed_special, disallowed_special)
+        try:
+            try:
+                return engine_batch(texts, mask, num_threads, disallowed)
+            except UnicodeEncodeError:
+                return engine_batch([replace_surrogates(t) for t in texts], mask, num_threads, disallowed)
+        except _core_mod.DisallowedSpecial as e:
+            raise self._policy.error_for(e) from None
 
     def _stretches_batch(self, texts, allowed_special, disallowed_special, num_threads) -> list[list[int]]:
         """encode_batch of a byte-level pipeline with added tokens (most tokenizer.json files): the
@@ -777,15 +781,8 @@ class Tokenizer:
         if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
             raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
         if self._fast and self._post is None and self._truncation is None and self._padding is None:
-            mask, disallowed = self._special_masks(allowed_special, disallowed_special)
-            try:
-                try:
-                    return self._engine.encode_batch_to_numpy(texts, mask, num_threads, disallowed)
-                except UnicodeEncodeError:
-                    texts = [replace_surrogates(t) for t in texts]
-                    return self._engine.encode_batch_to_numpy(texts, mask, num_threads, disallowed)
-            except _core_mod.DisallowedSpecial as e:
-                raise self._policy.error_for(e) from None
+            return self._engine_batch(self._engine.encode_batch_to_numpy, texts, num_threads, allowed_special,
+                                      disallowed_special)
         import numpy as np
 
         rows = self.encode_batch(texts, num_threads=num_threads, allowed_special=allowed_special,

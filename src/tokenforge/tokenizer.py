@@ -1149,7 +1149,7 @@ def _check_batch(text, *, pairs: bool = False):
     """The texts of a batch; with pairs=True, (texts, pair texts or None) where items may be
     (text, pair) tuples (all or none)."""
     if isinstance(text, str):
-        raise TypeError("encode_batch takes a list of str, not a str")
+        raise TypeError("a batch is a list of str, not one str")
     texts = list(text)
     if pairs and texts and any(isinstance(t, (tuple, list)) for t in texts):
         if not all(isinstance(t, (tuple, list)) and len(t) == 2 for t in texts):

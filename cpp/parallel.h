@@ -19,6 +19,8 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
+#include "worker_pool.h"
+
 namespace tokenforge {
 
 // A megabyte of address space held unused (PROT_NONE: no memory is committed) until release():
@@ -87,6 +89,18 @@ void parallel_for(size_t n, size_t threads, F f, Between between = Between()) {
     failed = true;
     next = n;  // hand out no more items
   };
+  auto rethrow_failure = [&] {
+    if (!failure) return;
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::runtime_error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw std::runtime_error(e.what());
+    }
+  };
   // Starting the threads, where allocations can fail (see the loop below): each new thread says
   // when it is ready, and none takes an item before the caller opens the gate.
   const bool careful = allocations_can_fail();
@@ -121,6 +135,16 @@ void parallel_for(size_t n, size_t threads, F f, Between between = Between()) {
       fail(std::current_exception());
     }
   };
+  // The pool's parked threads where they can be had (worker_pool.h); threads of this call's own
+  // otherwise, and always where allocations can fail (their start is guarded below).
+  if (!careful && threads > 1) {
+    WorkerPool* workers = WorkerPool::get();
+    auto helper = [](void* w) { (*static_cast<decltype(work)*>(w))(false); };
+    if (workers && workers->run(threads - 1, helper, &work, [&] { work(true); })) {
+      rethrow_failure();
+      return;
+    }
+  }
   std::vector<std::thread> pool;
   size_t started = 0;
   auto cannot_start = [&](const char* why) noexcept {
@@ -168,17 +192,7 @@ void parallel_for(size_t n, size_t threads, F f, Between between = Between()) {
   }
   if (!failed) work(true);
   for (auto& t : pool) t.join();
-  if (failure) {
-    try {
-      std::rethrow_exception(failure);
-    } catch (const std::bad_alloc&) {
-      throw;
-    } catch (const std::runtime_error&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw std::runtime_error(e.what());
-    }
-  }
+  rethrow_failure();
 }
 
 }  // namespace tokenforge

@@ -338,6 +338,50 @@ def test_fork_while_batches_run_leaves_a_working_child():
     assert r.stdout.split()[-2:] == ["failures", "0"], r.stdout + r.stderr[-2000:]
 
 
+def test_batch_threads_are_kept_between_batches_and_shared_safely():
+    # A batch's helper threads are parked between batches (cpp/worker_pool.h) instead of being
+    # started and joined each time: after the first batch on 4 threads the process has 3 threads
+    # more, and no more after batches of 2, 3 and 4 threads from one Python thread, then from three
+    # at once (one of them has the pool at a time; the others start threads of their own, which
+    # end with their batch). Every batch's ids are checked.
+    code = textwrap.dedent("""
+        import pathlib, textwrap, threading
+        import numpy  # (first: it may start threads of its own, e.g. OpenBLAS's)
+        import tokenforge
+        from tokenforge import _core
+        _core._set_characters_per_thread(1)
+        def threads():
+            with open("/proc/self/status") as f:
+                return next(int(l.split()[1]) for l in f if l.startswith("Threads:"))
+        enc = tokenforge.get_encoding("cl100k_base")
+        text = pathlib.Path(textwrap.__file__).read_text(encoding="utf-8")
+        docs = [text[i:i + 700] for i in range(0, len(text), 700)]
+        expected = [enc.encode_ordinary(d) for d in docs]
+        before = threads()
+        assert enc.encode_ordinary_batch(docs, num_threads=4) == expected
+        after_first = threads()
+        for k in (2, 3, 4) * 10:
+            assert enc.encode_ordinary_batch(docs, num_threads=k) == expected
+            ids, offsets = enc.encode_batch_to_numpy(docs, num_threads=k)
+            assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+        after_many = threads()
+        bad = []
+        def churn():
+            for _ in range(20):
+                if enc.encode_ordinary_batch(docs, num_threads=3) != expected:
+                    bad.append(1)
+        callers = [threading.Thread(target=churn) for _ in range(3)]
+        for c in callers:
+            c.start()
+        for c in callers:
+            c.join()
+        print(after_first - before, after_many - before, threads() - before, len(bad))
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=os.environ)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == ["3", "3", "3", "0"], r.stdout
+
+
 _LIMITED_COUNT = """
 import resource
 from tokenforge import _core

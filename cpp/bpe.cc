@@ -282,8 +282,10 @@ BytePairModel::Cache::~Cache() {
 
 namespace {
 
-// Batches start their own threads, so without care every batch thread would allocate a 6.5 MiB
-// cache (2.5 MiB of it cleared) and then miss on every piece. Instead a thread hands its cache to
+// Batch threads are mostly the parked threads of cpp/worker_pool.h, which keep their caches; but a
+// batch that finds the pool in use, or asks for more threads, or runs where allocations can fail,
+// starts threads of its own, and without care each would allocate a 6.5 MiB cache (2.5 MiB of it
+// cleared) and then miss on every piece. Instead such a thread hands its cache to
 // this pool when it ends and the next thread takes it, warm. The pool is a few atomic slots,
 // taken and filled by exchange: no lock, so a fork() at any moment leaves the child a usable pool
 // (a cache being handed over by another thread is only lost to the child). Caches beyond the

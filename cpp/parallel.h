@@ -1,7 +1,7 @@
 // parallel_for: items on a few native threads, with every failure (a thread that cannot start, an
 // exception on any thread, running out of memory) rethrown on the caller's thread instead of
 // ending the process. The batch encoders (bindings/common.h), the piece counter and unigram
-// training use it.
+// training use it. Its helper threads are parked between calls where they can be (worker_pool.h).
 #pragma once
 #include <algorithm>
 #include <atomic>

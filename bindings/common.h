@@ -152,6 +152,12 @@ inline size_t batch_threads(size_t characters, size_t wanted) {
   return std::max<size_t>(1, std::min(wanted, characters / grain));
 }
 
+// Lowers x to i if i is smaller (the first of several threads' findings wins).
+inline void at_most(std::atomic<size_t>& x, size_t i) {
+  for (size_t seen = x.load(); i < seen && !x.compare_exchange_weak(seen, i);) {
+  }
+}
+
 class BatchTexts {
  public:
   explicit BatchTexts(nb::handle texts) {
@@ -166,6 +172,7 @@ class BatchTexts {
       forms_.emplace_back(items[i]);
       strs_.push_back(nb::borrow(items[i]));
     }
+    surrogate_at_ = n;
   }
   size_t size() const { return forms_.size(); }
   // The threads for this batch (batch_threads below).
@@ -175,9 +182,18 @@ class BatchTexts {
     return batch_threads(characters, wanted);
   }
   // The UTF-8 of text i, converted into `scratch` if need be (any thread); false at a lone
-  // surrogate (then raise_encode_error(i), with the GIL, raises CPython's UnicodeEncodeError).
-  bool utf8(size_t i, Utf8Buffer& scratch, std::string_view* out) const { return scratch.utf8(forms_[i], out); }
-  [[noreturn]] void raise_encode_error(size_t i) const {
+  // surrogate, and the first such text in order (whichever thread read it) is remembered.
+  bool utf8(size_t i, Utf8Buffer& scratch, std::string_view* out) const {
+    if (scratch.utf8(forms_[i], out)) return true;
+    at_most(surrogate_at_, i);
+    return false;
+  }
+  // The first text utf8() refused for a lone surrogate, size() if none.
+  size_t surrogate_at() const { return surrogate_at_; }
+  // With the GIL: raises CPython's UnicodeEncodeError for that text, if there is one.
+  void raise_surrogate() const {
+    size_t i = surrogate_at_;
+    if (i >= size()) return;
     utf8_of(strs_[i]);  // raises UnicodeEncodeError
     throw std::logic_error("a str with a surrogate converted to UTF-8");
   }
@@ -185,13 +201,8 @@ class BatchTexts {
  private:
   std::vector<nb::object> strs_;
   std::vector<StrForm> forms_;
+  mutable std::atomic<size_t> surrogate_at_;  // (see utf8)
 };
-
-// Lowers x to i if i is smaller (the first of several threads' findings wins).
-inline void at_most(std::atomic<size_t>& x, size_t i) {
-  for (size_t seen = x.load(); i < seen && !x.compare_exchange_weak(seen, i);) {
-  }
-}
 
 // The calling thread's buffer (one per Python thread: the binding converts before it starts any
 // worker thread, and each call uses the view only until it returns).

@@ -56,14 +56,11 @@ bool any(const std::vector<char>& mask) {
 class BatchChecks {
  public:
   BatchChecks(const Encoder& enc, const BatchTexts& batch, const std::vector<char>& check)
-      : enc_(enc), batch_(batch), check_(check), checking_(any(check)), surrogate_at_(batch.size()),
-        disallowed_at_(batch.size()), found_(checking_ ? batch.size() : 0, -1) {}
+      : enc_(enc), batch_(batch), check_(check), checking_(any(check)), disallowed_at_(batch.size()),
+        found_(checking_ ? batch.size() : 0, -1) {}
   // Text i's UTF-8 in *v (converted into `scratch` if need be; any thread), or false.
   bool read(size_t i, Utf8Buffer& scratch, std::string_view* v) {
-    if (!batch_.utf8(i, scratch, v)) {
-      at_most(surrogate_at_, i);
-      return false;
-    }
+    if (!batch_.utf8(i, scratch, v)) return false;  // (the batch remembers the first such text)
     if (checking_ && (found_[i] = enc_.find_special(bytes_of(*v), v->size(), check_).index) >= 0) {
       at_most(disallowed_at_, i);
       return false;
@@ -72,7 +69,7 @@ class BatchChecks {
   }
   // Raises for the first text read() refused, if any (with the GIL).
   void raise_first() const {
-    if (surrogate_at_ < disallowed_at_) batch_.raise_encode_error(surrogate_at_);
+    if (batch_.surrogate_at() < disallowed_at_) batch_.raise_surrogate();
     if (disallowed_at_ < batch_.size()) throw DisallowedSpecialError(std::to_string(found_[disallowed_at_]));
   }
 
@@ -81,7 +78,6 @@ class BatchChecks {
   const BatchTexts& batch_;
   const std::vector<char>& check_;
   bool checking_;
-  std::atomic<size_t> surrogate_at_;   // the first text with a lone surrogate, if any
   std::atomic<size_t> disallowed_at_;  // the first text with a disallowed special token, if any
   std::vector<int> found_;             // per text: the index of the token found
 };
@@ -357,17 +353,16 @@ struct PyEncoder {
     BatchTexts batch(texts);
     size_t n = batch.size();
     std::vector<std::vector<uint32_t>> results(n);
-    std::atomic<size_t> surrogate_at{n};
     {
       nb::gil_scoped_release release;
       batch_parallel_for(n, batch.threads_for(num_threads), [&](size_t i) {
         Utf8Buffer scratch;
         std::string_view v;
-        if (!batch.utf8(i, scratch, &v)) return at_most(surrogate_at, i);
+        if (!batch.utf8(i, scratch, &v)) return;
         encode_split_into(v, seq, results[i]);
       });
     }
-    if (surrogate_at < n) batch.raise_encode_error(surrogate_at);
+    batch.raise_surrogate();
     PyObject* list = PyList_New(Py_ssize_t(n));
     if (!list) throw nb::python_error();
     nb::list out = nb::steal<nb::list>(list);

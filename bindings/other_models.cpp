@@ -94,17 +94,16 @@ nb::list encode_texts_impl(const M& m, nb::list texts, int how, size_t num_threa
   BatchTexts batch(texts);
   std::vector<std::vector<uint32_t>> results(batch.size());
   std::vector<std::string> errors(batch.size());
-  std::atomic<size_t> surrogate_at{batch.size()};  // the first text with a lone surrogate, if any
   {
     nb::gil_scoped_release release;
     batch_parallel_for(batch.size(), batch.threads_for(num_threads), [&](size_t i) {
       Utf8Buffer scratch;
       std::string_view v;
-      if (!batch.utf8(i, scratch, &v)) return at_most(surrogate_at, i);
+      if (!batch.utf8(i, scratch, &v)) return;
       errors[i] = m.encode_into(split_view(t, how, v), results[i]);
     });
   }
-  if (surrogate_at < batch.size()) batch.raise_encode_error(surrogate_at);
+  batch.raise_surrogate();
   for (const auto& e : errors) m.finish(e);
   nb::list out;
   for (const auto& r : results) out.append(to_list(r));

@@ -138,19 +138,18 @@ struct PySentencePieceModel {
   nb::list encode_batch(nb::list texts, size_t num_threads) const {
     BatchTexts batch(texts);
     std::vector<std::vector<uint32_t>> results(batch.size());
-    std::atomic<size_t> surrogate_at{batch.size()};  // the first text with a lone surrogate, if any
     {
       nb::gil_scoped_release release;
       batch_parallel_for(batch.size(), batch.threads_for(num_threads), [&](size_t i) {
         std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
         Utf8Buffer scratch;
         std::string_view v;
-        if (!batch.utf8(i, scratch, &v)) return at_most(surrogate_at, i);
+        if (!batch.utf8(i, scratch, &v)) return;
         model->encode(bytes_of(v), v.size(), ids);
         results[i] = std::move(ids);
       });
     }
-    if (surrogate_at < batch.size()) batch.raise_encode_error(surrogate_at);
+    batch.raise_surrogate();
     nb::list out;
     for (const auto& r : results) out.append(ints()->to_list(r));
     return out;

@@ -176,10 +176,12 @@ class BatchTexts {
   }
   size_t size() const { return forms_.size(); }
   // The threads for this batch (batch_threads below).
-  size_t threads_for(size_t wanted) const {
+  size_t threads_for(size_t wanted) const { return batch_threads(characters(), wanted); }
+  // The texts' characters (code points) together.
+  size_t characters() const {
     size_t characters = 0;
     for (const StrForm& f : forms_) characters += f.length;
-    return batch_threads(characters, wanted);
+    return characters;
   }
   // The UTF-8 of text i, converted into `scratch` if need be (any thread); false at a lone
   // surrogate, and the first such text in order (whichever thread read it) is remembered.

@@ -267,6 +267,22 @@ struct PyEncoder {
           (*offsets)[i + 1] = int64_t(flat->size());
         }
       } else {
+        // Finished texts are appended to the flat array in order while the other threads go on
+        // encoding (by whichever thread finds the lock free after finishing a text; as the list
+        // batch does with the caller), not all copied after the last one.
+        std::unique_ptr<std::atomic<bool>[]> finished(new std::atomic<bool>[n]);
+        for (size_t i = 0; i < n; ++i) finished[i].store(false, std::memory_order_relaxed);
+        std::mutex append_lock;
+        size_t appended = 0;  // texts before this index are in `flat` (with append_lock held)
+        auto append_finished = [&] {
+          for (; appended < n && finished[appended].load(std::memory_order_acquire); ++appended) {
+            std::vector<uint32_t>& r = results[appended];
+            flat->insert(flat->end(), r.begin(), r.end());
+            (*offsets)[appended + 1] = int64_t(flat->size());
+            std::vector<uint32_t>().swap(r);
+          }
+        };
+        flat->reserve(batch.characters() / 3 + 16);  // (grown when text needs more)
         batch_parallel_for(n, num_threads, [&](size_t i) {
           std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
           Utf8Buffer scratch;
@@ -276,14 +292,13 @@ struct PyEncoder {
           encode_into(v, mask, ids);
           if (suffix && (*suffix)[i] >= 0) ids.push_back(uint32_t((*suffix)[i]));
           results[i] = std::move(ids);
+          finished[i].store(true, std::memory_order_release);
+          if (append_lock.try_lock()) {
+            std::lock_guard<std::mutex> unlock(append_lock, std::adopt_lock);
+            append_finished();
+          }
         });
-        size_t total = 0;
-        for (size_t i = 0; i < n; ++i) (*offsets)[i + 1] = int64_t(total += results[i].size());
-        flat->reserve(total);
-        for (auto& r : results) {
-          flat->insert(flat->end(), r.begin(), r.end());
-          std::vector<uint32_t>().swap(r);
-        }
+        append_finished();  // (the threads are done: no lock needed)
       }
     }
     checks.raise_first();

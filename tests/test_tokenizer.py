@@ -141,6 +141,27 @@ def test_batch_equals_one_by_one(cl100k, corpus_texts):
     assert cl100k.decode_bytes_batch(expected) == [d.encode() for d in docs]
 
 
+def test_batch_to_numpy_appends_texts_in_order_as_they_finish(cl100k, tiktoken_module):
+    # The threads append finished texts to the flat array while others are still encoding
+    # (bindings/encoder.cpp, encode_flat): texts of very different lengths, so that they finish out
+    # of order, and texts of rare characters (three ids per character), so that the array outgrows
+    # the room first reserved for it (a third of an id per character).
+    ref = tiktoken_module.get_encoding("cl100k_base")
+    rare = "".join(chr(c) for c in range(0x4DC0, 0x4E00))  # the hexagram symbols: 3 byte tokens each
+    words = "The quick brown fox jumps over the lazy dog; déjà vu, 東京 and Ελληνικά. "
+    docs = []
+    for k in range(120):
+        size = (k * 7919) % 5000
+        docs.append((rare if k % 3 == 0 else words) * (size // 60 + 1))
+    docs[50] = ""
+    expected = [ref.encode_ordinary(d) for d in docs]
+    assert sum(map(len, expected)) > sum(map(len, docs)) / 3  # beyond the first reservation
+    for threads in (2, 3, 4):
+        for _ in range(3):
+            ids, offsets = cl100k.encode_batch_to_numpy(docs, num_threads=threads)
+            assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+
+
 def test_batch_to_numpy_equals_encode_batch(cl100k, corpus_texts):
     # One flat array and offsets: the engine's threads for byte-level BPE, encode_batch's rows
     # flattened for any other pipeline (here a post-processor adds tokens around every row).

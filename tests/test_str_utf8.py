@@ -72,6 +72,19 @@ def test_conversion_is_the_utf8_of_the_str_byte_for_byte(widest):
                 assert enc.decode_bytes(enc.encode_ordinary(text)) == text.encode(), (text, at)
 
 
+# Blocks of 8 code points below U+0800, ASCII and two-byte mixed, are converted in one step
+# (cpp/str_utf8.h, two_byte8): every mix of the two in a block (256), at every offset of the
+# blocks, in Latin-1 and UCS-2 strs, with the two-byte code points at both ends of their range.
+@pytest.mark.parametrize("two_byte", ["\u0080\u00e9\u00ff", "\u0100\u0416\u07ff"], ids=["latin1", "ucs2"])
+def test_blocks_of_one_and_two_byte_code_points(two_byte):
+    enc = tokenforge.get_encoding("o200k_base")
+    for mix in range(256):
+        block = "".join(two_byte[k % 3] if mix >> k & 1 else "az .0\n'x"[k] for k in range(8))
+        for offset in range(8):
+            text = _fresh("b" * offset + block * 3 + "\u0800"[:mix % 2] + block[:offset])
+            assert enc.decode_bytes(enc.encode_ordinary(text)) == text.encode(), (mix, offset)
+
+
 @settings(max_examples=300, deadline=None)
 @given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60))
 def test_conversion_of_any_text_is_its_utf8(text):

@@ -134,6 +134,53 @@ __attribute__((target("ssse3,popcnt"))) inline bool two_byte8(const uint8_t* s, 
   __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(s));
   return two_byte_lanes(_mm_unpacklo_epi8(bytes, _mm_setzero_si128()), w);
 }
+// Any 8 code points of the Basic Multilingual Plane but surrogates (Chinese, Japanese, Korean
+// mixed with ASCII, the blocks two_byte8 refuses), 4 at a time: each code point's UTF-8 (1-3
+// bytes) from the low byte up in a 32-bit lane, packed by a shuffle chosen by the lanes' lengths
+// (2 bits each: kBmpShuffles.mask[index], kBmpShuffles.length[index] bytes). Writes 16 bytes for
+// each 4; the caller has room for 28 from w.
+struct BmpShuffles {
+  alignas(16) uint8_t mask[256][16];
+  uint8_t length[256];
+  constexpr BmpShuffles() : mask(), length() {
+    for (int m = 0; m < 256; ++m) {
+      int o = 0;
+      for (int k = 0; k < 4; ++k)
+        for (int b = 0; b <= (m >> (2 * k) & 3) && b < 3; ++b) mask[m][o++] = uint8_t(4 * k + b);
+      length[m] = uint8_t(o);
+      while (o < 16) mask[m][o++] = 0x80;
+    }
+  }
+};
+inline constexpr BmpShuffles kBmpShuffles{};
+inline constexpr uint8_t kSpreadBits[16] = {0, 1, 4, 5, 16, 17, 20, 21, 64, 65, 68, 69, 80, 81, 84, 85};  // bit k -> bit 2k
+
+__attribute__((target("ssse3,popcnt"))) inline void bmp_lanes4(__m128i u, uint8_t*& w) {
+  const __m128i x80 = _mm_set1_epi32(0x80), low6 = _mm_and_si128(u, _mm_set1_epi32(0x3F));
+  const __m128i mid6 = _mm_and_si128(_mm_srli_epi32(u, 6), _mm_set1_epi32(0x3F));
+  __m128i ge80 = _mm_cmpgt_epi32(u, _mm_set1_epi32(0x7F)), ge800 = _mm_cmpgt_epi32(u, _mm_set1_epi32(0x7FF));
+  __m128i two = _mm_or_si128(_mm_or_si128(_mm_srli_epi32(u, 6), _mm_set1_epi32(0xC0)),
+                             _mm_slli_epi32(_mm_or_si128(low6, x80), 8));
+  __m128i three = _mm_or_si128(_mm_or_si128(_mm_srli_epi32(u, 12), _mm_set1_epi32(0xE0)),
+                               _mm_or_si128(_mm_slli_epi32(_mm_or_si128(mid6, x80), 8),
+                                            _mm_slli_epi32(_mm_or_si128(low6, x80), 16)));
+  __m128i lanes = _mm_or_si128(_mm_andnot_si128(ge80, u), _mm_and_si128(ge80, _mm_or_si128(_mm_andnot_si128(ge800, two),
+                                                                                           _mm_and_si128(ge800, three))));
+  int index = kSpreadBits[_mm_movemask_ps(_mm_castsi128_ps(ge80))] + kSpreadBits[_mm_movemask_ps(_mm_castsi128_ps(ge800))];
+  __m128i packed = _mm_shuffle_epi8(lanes, _mm_load_si128(reinterpret_cast<const __m128i*>(kBmpShuffles.mask[index])));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(w), packed);
+  w += kBmpShuffles.length[index];
+}
+// The 8 code units at s if none is a surrogate (else false, nothing written); 28 bytes of room.
+__attribute__((target("ssse3,popcnt"))) inline bool bmp8(const uint16_t* s, uint8_t*& w) {
+  __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+  __m128i t = _mm_sub_epi16(v, _mm_set1_epi16(short(0xD800)));  // a surrogate: below 0x800 after this
+  if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(t, _mm_set1_epi16(short(0xF800))), _mm_setzero_si128())) != 0)
+    return false;
+  bmp_lanes4(_mm_unpacklo_epi16(v, _mm_setzero_si128()), w);
+  bmp_lanes4(_mm_unpackhi_epi16(v, _mm_setzero_si128()), w);
+  return true;
+}
 inline bool has_ssse3() {
   static const bool yes = __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt");
   return yes;
@@ -162,6 +209,9 @@ size_t convert(const Unit* s, size_t n, uint8_t* out) {
 #ifdef TOKENFORGE_TWO_BYTE_BLOCKS
     if constexpr (sizeof(Unit) <= 2) {
       if (two_byte_blocks && two_byte8(s + i, w)) continue;
+    }
+    if constexpr (sizeof(Unit) == 2) {  // (28 bytes of room: at least 8 more units after this block)
+      if (two_byte_blocks && i + 16 <= n && bmp8(s + i, w)) continue;
     }
 #endif
     for (size_t k = i; k < i + 8; ++k)

@@ -85,6 +85,26 @@ def test_blocks_of_one_and_two_byte_code_points(two_byte):
             assert enc.decode_bytes(enc.encode_ordinary(text)) == text.encode(), (mix, offset)
 
 
+# Blocks of 8 code points of any UTF-8 length up to 3 (CJK with ASCII and others) are converted 4
+# at a time (cpp/str_utf8.h, bmp8): 3,000 blocks of code points drawn from the three lengths (all
+# 81 mixes of a half occur), at every offset, with the ends of each range, and a block with a
+# lone surrogate (replaced, as tiktoken does).
+def test_blocks_of_code_points_of_every_length_below_four():
+    import random
+
+    enc, ref = tokenforge.get_encoding("o200k_base"), tiktoken.get_encoding("o200k_base")
+    lengths = [["a", " ", "\x7f"], ["\u0080", "\u0416", "\u07ff"], ["\u0800", "中", "\ud7ff", "\ue000", "\uffff"]]
+    rng = random.Random(22)
+    for k in range(3000):
+        block = "".join(rng.choice(lengths[(k // 3 ** (j % 4)) % 3 if j < 4 else rng.randrange(3)])
+                        for j in range(8))
+        offset = k % 8
+        text = _fresh("b" * offset + block * 3 + block[:offset])
+        assert enc.decode_bytes(enc.encode_ordinary(text)) == text.encode(), (block, offset)
+    text = "中文 and 한국어 " * 3 + "\ud800" + " 日本語のテキスト" * 3
+    assert enc.encode_ordinary(_fresh(text)) == ref.encode_ordinary(text)
+
+
 @settings(max_examples=300, deadline=None)
 @given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60))
 def test_conversion_of_any_text_is_its_utf8(text):

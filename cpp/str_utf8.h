@@ -89,7 +89,7 @@ inline bool ascii8(const uint32_t* s, uint8_t* w) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#define TOKENFORGE_TWO_BYTE_BLOCKS 1
+#define TOKENFORGE_SIMD_BLOCKS 1
 // Blocks of 8 code points below U+0800 (ASCII mixed with Latin, Greek, Cyrillic, Hebrew, Arabic
 // letters: the words of most alphabets with their spaces) in one step (session 22): each code
 // point is made into a 16-bit lane holding its UTF-8 (one byte, or the lead byte low and the
@@ -187,31 +187,32 @@ inline bool has_ssse3() {
 }
 #endif
 
-// Blocks of 8 code units: an ASCII block is narrowed at once, a block below U+0800 converted in
-// one step (above, where the processor has SSSE3), any other is converted one code point at a
-// time, all 8, before the next block is tried (session 13: trying the fast path again after every
-// code point that failed it made multilingual text convert at 5 ns per code point, three times
-// slower than CPython's own encoder). The output has room for 2 (kind 1) or 3 (kind 2) bytes per
-// code unit, so 16 bytes are always writable at a block of 8 units: before block i at most
-// 2i / 3i bytes are written.
+// Blocks of 8 code units: an ASCII block is narrowed at once; where the processor has SSSE3 a
+// block below U+0800 is converted in one step and any other block of the BMP without a surrogate
+// in two (above); any other is converted one code point at a time, all 8, before the next block
+// is tried (session 13: trying the fast path again after every code point that failed it made
+// multilingual text convert at 5 ns per code point, three times slower than CPython's own
+// encoder). The output has room for 2 (kind 1) or 3 (kind 2) bytes per code unit, so 16 bytes are
+// always writable at a block of 8 units (before block i at most 2i / 3i bytes are written), and
+// 28 when 8 more units follow the block.
 template <class Unit, bool (*put)(uint32_t, uint8_t*&)>
 size_t convert(const Unit* s, size_t n, uint8_t* out) {
   uint8_t* w = out;
   size_t i = 0;
-#ifdef TOKENFORGE_TWO_BYTE_BLOCKS
-  const bool two_byte_blocks = sizeof(Unit) <= 2 && has_ssse3();
+#ifdef TOKENFORGE_SIMD_BLOCKS
+  const bool simd_blocks = sizeof(Unit) <= 2 && has_ssse3();
 #endif
   for (; i + 8 <= n; i += 8) {
     if (ascii8(s + i, w)) {
       w += 8;
       continue;
     }
-#ifdef TOKENFORGE_TWO_BYTE_BLOCKS
+#ifdef TOKENFORGE_SIMD_BLOCKS
     if constexpr (sizeof(Unit) <= 2) {
-      if (two_byte_blocks && two_byte8(s + i, w)) continue;
+      if (simd_blocks && two_byte8(s + i, w)) continue;
     }
     if constexpr (sizeof(Unit) == 2) {  // (28 bytes of room: at least 8 more units after this block)
-      if (two_byte_blocks && i + 16 <= n && bmp8(s + i, w)) continue;
+      if (simd_blocks && i + 16 <= n && bmp8(s + i, w)) continue;
     }
 #endif
     for (size_t k = i; k < i + 8; ++k)

@@ -53,6 +53,27 @@ bool any(const std::vector<char>& mask) {
 // then the first such text in order is raised on the caller's thread: UnicodeEncodeError for a
 // surrogate (the Python layer retries with the surrogates replaced, and that text is checked
 // too), else DisallowedSpecial with the index of the token found.
+// Which of a batch's n results are finished (any thread), and the ones at the front taken in
+// order as they finish (by one thread at a time: the caller with the GIL, or under a lock). The
+// list batch turns them into lists and the flat batch appends them while other threads encode.
+class InOrder {
+ public:
+  explicit InOrder(size_t n) : n_(n), finished_(new std::atomic<bool>[n]) {
+    for (size_t i = 0; i < n; ++i) finished_[i].store(false, std::memory_order_relaxed);
+  }
+  void finish(size_t i) { finished_[i].store(true, std::memory_order_release); }
+  bool next_finished() const { return taken_ < n_ && finished_[taken_].load(std::memory_order_acquire); }
+  // Calls take(i) for each finished result at the front, in order.
+  template <class Take>
+  void take_finished(Take take) {
+    for (; next_finished(); ++taken_) take(taken_);
+  }
+
+ private:
+  size_t n_, taken_ = 0;
+  std::unique_ptr<std::atomic<bool>[]> finished_;
+};
+
 class BatchChecks {
  public:
   BatchChecks(const Encoder& enc, const BatchTexts& batch, const std::vector<char>& check)
@@ -197,22 +218,20 @@ struct PyEncoder {
     if (!list) throw nb::python_error();
     nb::list out = nb::steal<nb::list>(list);
     std::vector<std::vector<uint32_t>> results(n);
-    std::unique_ptr<std::atomic<bool>[]> finished(new std::atomic<bool>[n]);
-    for (size_t i = 0; i < n; ++i) finished[i].store(false, std::memory_order_relaxed);
-    size_t converted = 0;  // results before this index are lists already (caller's thread only)
+    InOrder order(n);  // (taken by the caller's thread, with the GIL)
     bool out_of_memory = false;
     auto convert_finished = [&] {  // with the GIL held
-      for (; converted < n && finished[converted].load(std::memory_order_acquire); ++converted) {
-        PyObject* ids = out_of_memory ? nullptr : ints->to_list_or_null(results[converted]);
+      order.take_finished([&](size_t i) {
+        PyObject* ids = out_of_memory ? nullptr : ints->to_list_or_null(results[i]);
         if (!ids) {
           out_of_memory = true;
           PyErr_Clear();
           ids = Py_None;
           Py_INCREF(ids);
         }
-        PyList_SET_ITEM(list, Py_ssize_t(converted), ids);
-        std::vector<uint32_t>().swap(results[converted]);
-      }
+        PyList_SET_ITEM(list, Py_ssize_t(i), ids);
+        std::vector<uint32_t>().swap(results[i]);
+      });
     };
     {
       nb::gil_scoped_release release;
@@ -227,10 +246,10 @@ struct PyEncoder {
               encode_into(v, mask, ids);
             }
             results[i] = std::move(ids);
-            finished[i].store(true, std::memory_order_release);
+            order.finish(i);
           },
           [&] {
-            if (converted < n && finished[converted].load(std::memory_order_acquire)) {
+            if (order.next_finished()) {
               nb::gil_scoped_acquire acquire;
               convert_finished();
             }
@@ -270,17 +289,14 @@ struct PyEncoder {
         // Finished texts are appended to the flat array in order while the other threads go on
         // encoding (by whichever thread finds the lock free after finishing a text; as the list
         // batch does with the caller), not all copied after the last one.
-        std::unique_ptr<std::atomic<bool>[]> finished(new std::atomic<bool>[n]);
-        for (size_t i = 0; i < n; ++i) finished[i].store(false, std::memory_order_relaxed);
+        InOrder order(n);  // (taken with append_lock held)
         std::mutex append_lock;
-        size_t appended = 0;  // texts before this index are in `flat` (with append_lock held)
         auto append_finished = [&] {
-          for (; appended < n && finished[appended].load(std::memory_order_acquire); ++appended) {
-            std::vector<uint32_t>& r = results[appended];
-            flat->insert(flat->end(), r.begin(), r.end());
-            (*offsets)[appended + 1] = int64_t(flat->size());
-            std::vector<uint32_t>().swap(r);
-          }
+          order.take_finished([&](size_t i) {
+            flat->insert(flat->end(), results[i].begin(), results[i].end());
+            (*offsets)[i + 1] = int64_t(flat->size());
+            std::vector<uint32_t>().swap(results[i]);
+          });
         };
         flat->reserve(batch.characters() / 3 + 16);  // (grown when text needs more)
         batch_parallel_for(n, num_threads, [&](size_t i) {
@@ -292,7 +308,7 @@ struct PyEncoder {
           encode_into(v, mask, ids);
           if (suffix && (*suffix)[i] >= 0) ids.push_back(uint32_t((*suffix)[i]));
           results[i] = std::move(ids);
-          finished[i].store(true, std::memory_order_release);
+          order.finish(i);
           if (append_lock.try_lock()) {
             std::lock_guard<std::mutex> unlock(append_lock, std::adopt_lock);
             append_finished();

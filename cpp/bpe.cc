@@ -98,17 +98,10 @@ struct Tier {
   struct Free {
     void operator()(Line* p) const { free_maybe_huge(p, sizeof(Line) * Lines); }
   };
-  std::unique_ptr<Line[], Free> lines{allocate_touched()};
-  // The entries' memory (huge_pages.h), every page touched now, when a thread's cache is made:
-  // most of the 4 MiB is written late (only the pieces the tier keeps), and a 2 MiB page touched
-  // for the first time in the middle of encoding stopped the thread in the kernel for 0.3-7 ms on
-  // this machine (one such fault in each slow slice, session 22). In ordinary pages instead, the
-  // multilingual pages, whose long words use the tier most, were 2-3% slower.
-  static Line* allocate_touched() {
-    void* p = alloc_maybe_huge(sizeof(Line) * Lines);
-    if (p) std::memset(p, 0, sizeof(Line) * Lines);
-    return static_cast<Line*>(p);
-  }
+  // Touched when a thread's cache is made (huge_pages.h): most of the 4 MiB is written late, only
+  // for the pieces the tier keeps. (In ordinary pages instead, the multilingual pages, whose long
+  // words use the tier most, were 2-3% slower: session 22.)
+  std::unique_ptr<Line[], Free> lines{static_cast<Line*>(alloc_zeroed_maybe_huge(sizeof(Line) * Lines))};
   std::unique_ptr<uint16_t[]> tags{new (std::nothrow) uint16_t[Lines]()};
   std::unique_ptr<uint8_t[]> next_way{new (std::nothrow) uint8_t[Lines / Ways]()};  // per set: the way to fill next
 
@@ -249,14 +242,10 @@ class SharedBigTier {
     delete tier;
     return nullptr;
   }
-  // The entries' pages are touched here, at the first use in the process, as the hot tier's are
-  // when a thread's cache is made: left to the first entry written into each 2 MiB page, the
-  // page's fault came in the middle of encoding (0.3-7 ms each on this machine, session 22).
+  // (The entries' pages touched at the first use in the process: huge_pages.h.)
   SharedBigTier()
-      : words_(static_cast<uint64_t*>(alloc_maybe_huge(sizeof(CacheLine) * kCacheLines))),
-        sets_(new (std::nothrow) Set[kSets]()) {
-    if (words_) std::memset(words_, 0, sizeof(CacheLine) * kCacheLines);
-  }
+      : words_(static_cast<uint64_t*>(alloc_zeroed_maybe_huge(sizeof(CacheLine) * kCacheLines))),
+        sets_(new (std::nothrow) Set[kSets]()) {}
   ~SharedBigTier() {
     if (words_) free_maybe_huge(words_, sizeof(CacheLine) * kCacheLines);
   }
@@ -284,9 +273,8 @@ BytePairModel::HotEntry no_entries[BytePairModel::kHotEntries + BytePairModel::k
 
 BytePairModel::Cache::Cache(bool allocate) : hot(no_entries) {
   if (!allocate) return;
-  void* block = alloc_maybe_huge(kHotBytes);
+  void* block = alloc_zeroed_maybe_huge(kHotBytes);
   if (block == nullptr) return;
-  std::memset(block, 0, kHotBytes);
   hot = static_cast<HotEntry*>(block);
   tiers.reset(new (std::nothrow) Tiers);
   if (tiers && !tiers->long_pieces.allocated()) tiers.reset();
@@ -299,8 +287,8 @@ namespace {
 
 // Batch threads are mostly the parked threads of cpp/worker_pool.h, which keep their caches; but a
 // batch that finds the pool in use, or asks for more threads, or runs where allocations can fail,
-// starts threads of its own, and without care each would allocate a 6.5 MiB cache (2.5 MiB of it
-// cleared) and then miss on every piece. Instead such a thread hands its cache to
+// starts threads of its own, and without care each would allocate and clear a 6.5 MiB cache and
+// then miss on every piece. Instead such a thread hands its cache to
 // this pool when it ends and the next thread takes it, warm. The pool is a few atomic slots,
 // taken and filled by exchange: no lock, so a fork() at any moment leaves the child a usable pool
 // (a cache being handed over by another thread is only lost to the child). Caches beyond the

@@ -8,7 +8,7 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__SSE2__) && defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
 
@@ -88,7 +88,17 @@ inline bool ascii8(const uint32_t* s, uint8_t* w) {
 #endif
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef __SSE2__
+// Whether any of the 8 code units in the 16-bit lanes of v is a surrogate (U+D800..U+DFFF): u is
+// one when u - 0xD800 (wrapping) is below 0x800.
+inline bool any_surrogate8(__m128i v) {
+  __m128i t = _mm_sub_epi16(v, _mm_set1_epi16(short(0xD800)));
+  return _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(t, _mm_set1_epi16(short(0xF800))), _mm_setzero_si128())) != 0;
+}
+#endif
+
+// (Not in the portable build, -U__SSE2__, which tests the one-code-point-at-a-time loop below.)
+#if defined(__SSE2__) && defined(__x86_64__) && defined(__GNUC__)
 #define TOKENFORGE_SIMD_BLOCKS 1
 // Blocks of 8 code points below U+0800 (ASCII mixed with Latin, Greek, Cyrillic, Hebrew, Arabic
 // letters: the words of most alphabets with their spaces) in one step (session 22): each code
@@ -174,9 +184,7 @@ __attribute__((target("ssse3,popcnt"))) inline void bmp_lanes4(__m128i u, uint8_
 // The 8 code units at s if none is a surrogate (else false, nothing written); 28 bytes of room.
 __attribute__((target("ssse3,popcnt"))) inline bool bmp8(const uint16_t* s, uint8_t*& w) {
   __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
-  __m128i t = _mm_sub_epi16(v, _mm_set1_epi16(short(0xD800)));  // a surrogate: below 0x800 after this
-  if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(t, _mm_set1_epi16(short(0xF800))), _mm_setzero_si128())) != 0)
-    return false;
+  if (any_surrogate8(v)) return false;
   bmp_lanes4(_mm_unpacklo_epi16(v, _mm_setzero_si128()), w);
   bmp_lanes4(_mm_unpackhi_epi16(v, _mm_setzero_si128()), w);
   return true;
@@ -234,11 +242,8 @@ inline bool has_surrogate(const void* units, int kind, size_t n) {
   if (kind == 2) {
     const uint16_t* s = static_cast<const uint16_t*>(units);
 #ifdef __SSE2__
-    const __m128i base = _mm_set1_epi16(short(0xD800)), high = _mm_set1_epi16(short(0xF800));
-    for (; i + 8 <= n; i += 8) {
-      __m128i t = _mm_sub_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)), base);
-      if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(t, high), _mm_setzero_si128())) != 0) return true;
-    }
+    for (; i + 8 <= n; i += 8)
+      if (str_utf8_detail::any_surrogate8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)))) return true;
 #endif
     for (; i < n; ++i)
       if (uint16_t(s[i] - 0xD800) < 0x800) return true;

@@ -146,11 +146,16 @@ def main() -> None:
     for p in procs:
         p.stdin.close()
         p.wait()
-    ratios = sorted(a / b for a, b in zip(*times))
     mb = sum(len(s.encode()) for s in slices_of(args)[1:]) / 1e6
-    print(f"{args.file or args.encoding} {args.corpus} {args.kind}, {n} fresh slices of {args.slice:,} characters, one core: "
-          f"a {mb / sum(times[0]):.1f} MB/s, b {mb / sum(times[1]):.1f} MB/s; median slice time a / b "
-          f"{statistics.median(ratios):.3f} (quartiles {ratios[len(ratios) // 4]:.3f}-{ratios[3 * len(ratios) // 4]:.3f})")
+    print(summary(f"{args.file or args.encoding} {args.corpus} {args.kind}", args.slice, mb, times))
+
+
+def summary(label: str, slice_chars: int, mb: float, times: list[list[float]]) -> str:
+    """The result line (bench_paired.py reads it): both MB/s, and the per-slice a / b time ratios."""
+    ratios = sorted(a / b for a, b in zip(*times))
+    return (f"{label}, {len(ratios)} fresh slices of {slice_chars:,} characters, one core: "
+            f"a {mb / sum(times[0]):.1f} MB/s, b {mb / sum(times[1]):.1f} MB/s; median slice time a / b "
+            f"{statistics.median(ratios):.3f} (quartiles {ratios[len(ratios) // 4]:.3f}-{ratios[3 * len(ratios) // 4]:.3f})")
 
 
 if __name__ == "__main__":

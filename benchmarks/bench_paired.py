@@ -66,10 +66,14 @@ def main() -> None:
                     print(f"| {name.split('_')[0]} {corpus} {kind} | failed: {(out.stderr or out.stdout).strip()[-200:]} |||",
                           flush=True)
                     continue
-                tf, other, ratio, low, high = (float(x) for x in found.groups())
-                # ab_builds gives tokenforge / peer slice times; the table reads the other way round.
-                print(f"| {name.split('_')[0]} {corpus} {kind} | {tf:.1f} | {peer} | {other:.1f} | "
-                      f"x{1 / ratio:.2f} ({1 / high:.2f}-{1 / low:.2f}) |", flush=True)
+                print(row(f"{name.split('_')[0]} {corpus} {kind}", peer, found), flush=True)
+
+
+def row(label: str, peer: str, found: re.Match) -> str:
+    """A table row from ab_builds.py's result line (a: tokenforge, b: the peer)."""
+    tf, other, ratio, low, high = (float(x) for x in found.groups())
+    # ab_builds gives tokenforge / peer slice times; the table reads the other way round.
+    return f"| {label} | {tf:.1f} | {peer} | {other:.1f} | x{1 / ratio:.2f} ({1 / high:.2f}-{1 / low:.2f}) |"
 
 
 if __name__ == "__main__":

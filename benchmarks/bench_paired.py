@@ -24,6 +24,7 @@ slices remain `ab_builds.py`'s way of comparing two tokenforge builds (same work
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import subprocess
@@ -57,6 +58,9 @@ def main() -> None:
     for name in args.encodings:
         for corpus in args.corpora:
             for kind, peer in ROWS:
+                if importlib.util.find_spec(peer) is None:
+                    print(f"| {name.split('_')[0]} {corpus} {kind} | skipped: {peer} is not installed |||", flush=True)
+                    continue
                 cmd = [sys.executable, os.path.join(HERE, "ab_builds.py"), build, peer, "--encoding", name,
                        "--corpus", corpus, "--kind", kind, "--slice", str(args.slice), "--slices", str(args.slices),
                        "--cpu", str(args.cpu)]

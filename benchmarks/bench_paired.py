@@ -14,9 +14,10 @@ library's MB/s over the slices, and the median of the per-slice time ratios peer
 (above 1: tokenforge is faster) with its quartiles.
 
 Why long slices: with slices of 40,000 characters the two processes switch every half
-millisecond, and each slice starts with the other process's data in the core's 1 MiB L2 (both
-ran at about 80 MB/s that way, against 130-160 MB/s with 1M-character slices); the library with
-the larger cache loses more to that, which one process encoding a corpus never sees. Short
+millisecond, and each slice starts with the other process's data in the few megabytes of fast
+memory this machine gives (docs/design.md, "Session 23"; both ran at about 80 MB/s that way,
+against 130-170 MB/s with 1M-character slices); the library with the larger working set loses
+more to that, which one process encoding a corpus never sees. Short
 slices remain `ab_builds.py`'s way of comparing two tokenforge builds (same working set).
 --build is a directory holding the tokenforge to measure (default: the one installed).
 """
@@ -48,7 +49,7 @@ def main() -> None:
     ap.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
     ap.add_argument("--corpora", nargs="+", default=["english", "multilingual", "code"])
     ap.add_argument("--cpu", type=int, default=1)
-    ap.add_argument("--build", default=None)
+    ap.add_argument("--build", default=None, help="a directory holding the tokenforge to measure (default: the installed one)")
     args = ap.parse_args()
     build = args.build or installed_build()
     print(f"one thread, fresh slices of {args.slice:,} characters taking turns on one core (ab_builds.py, peer mode); "
@@ -58,8 +59,9 @@ def main() -> None:
     for name in args.encodings:
         for corpus in args.corpora:
             for kind, peer in ROWS:
+                label = f"{name.split('_')[0]} {corpus} {kind}"
                 if importlib.util.find_spec(peer) is None:
-                    print(f"| {name.split('_')[0]} {corpus} {kind} | skipped: {peer} is not installed |||", flush=True)
+                    print(f"| {label} | skipped: {peer} is not installed |||", flush=True)
                     continue
                 cmd = [sys.executable, os.path.join(HERE, "ab_builds.py"), build, peer, "--encoding", name,
                        "--corpus", corpus, "--kind", kind, "--slice", str(args.slice), "--slices", str(args.slices),
@@ -67,10 +69,9 @@ def main() -> None:
                 out = subprocess.run(cmd, capture_output=True, text=True)
                 found = RESULT.search(out.stdout)
                 if out.returncode != 0 or not found:
-                    print(f"| {name.split('_')[0]} {corpus} {kind} | failed: {(out.stderr or out.stdout).strip()[-200:]} |||",
-                          flush=True)
+                    print(f"| {label} | failed: {(out.stderr or out.stdout).strip()[-200:]} |||", flush=True)
                     continue
-                print(row(f"{name.split('_')[0]} {corpus} {kind}", peer, found), flush=True)
+                print(row(label, peer, found), flush=True)
 
 
 def row(label: str, peer: str, found: re.Match) -> str:

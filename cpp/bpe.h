@@ -69,6 +69,7 @@ class BytePairModel {
   struct Cache {
     uint64_t hot_model = 0;  // the serial of the model the current epoch belongs to
     uint16_t hot_epoch = 0;
+    uint32_t unadded_marks = 0;  // pieces this thread marked merged, not yet counted (bpe.cc)
     // kHotEntries entries, then kVictimEntries entries the hot tier evicted (same epoch and
     // tags), zeroed, in one block of 2 MiB pages where the kernel gives them (huge_pages.h); in
     // the shared empty cache, a static block of zeros.

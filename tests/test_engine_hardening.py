@@ -110,20 +110,23 @@ def test_thread_creation_failure_raises_runtime_error():
     code = textwrap.dedent("""
         import resource
         import tokenforge
+        from tokenforge import _core
         enc = tokenforge.get_encoding("gpt2")
-        # 18M characters (one str, many times): a batch gets one thread per 16,384 characters at
-        # most, so this one may ask for all 1000.
+        # 18M characters (one str, many times). A batch gets at most one thread per CPU and per
+        # 16,384 characters; with the grain set to 1 it runs on the 1000 threads it asks for.
         texts = ["hello world, this is a test " * 64] * 10000
         enc.encode_ordinary_batch(texts[:10], num_threads=2)
         with open("/proc/self/status") as f:
             vm = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize"))
         limit = vm + 256 * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        default_grain = _core._set_characters_per_thread(1)
         try:
             enc.encode_ordinary_batch(texts, num_threads=1000)
             print("completed")
         except (RuntimeError, MemoryError) as e:
             print(type(e).__name__ + ":", e)
+        _core._set_characters_per_thread(default_grain)
         # A small batch starts no thread, whatever num_threads says: it runs under the same limit.
         print(enc.encode_ordinary_batch(["hello world"] * 100, num_threads=1000) == [[31373, 995]] * 100)
         print(enc.encode_ordinary_batch(texts[:4], num_threads=2) == [enc.encode_ordinary(t) for t in texts[:4]])
@@ -153,14 +156,15 @@ if sys.argv[1] == "pattern":
 else:
     tok = tokenforge.load(sys.argv[2])
     run = lambda texts, k: tok.encode_batch(texts, num_threads=k)
-# A batch gets one thread per 16,384 characters at most: 18M characters (one str, many times) may
-# ask for all 1000.
+# 18M characters (one str, many times) on the 1000 threads asked for (grain 1: no limit per CPU
+# or per 16,384 characters).
 texts = ["hello world, this is a test " * 64] * 10000
 expected = run(texts[:4], 1)
 with open("/proc/self/status") as f:
     vm = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize"))
 limit = vm + 256 * 1024 * 1024
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+tokenforge._core._set_characters_per_thread(1)
 try:
     run(texts, 1000)
     print("completed")
@@ -336,6 +340,45 @@ def test_fork_while_batches_run_leaves_a_working_child():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900, env=os.environ)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split()[-2:] == ["failures", "0"], r.stdout + r.stderr[-2000:]
+
+
+def test_batches_use_at_most_one_thread_per_usable_cpu():
+    # tiktoken's default of 8 threads on a machine with fewer CPUs: the batch runs on one thread per
+    # CPU the process may run on (its affinity mask), not 8 taking turns (bindings/common.h,
+    # batch_threads). The pool keeps a batch's helper threads parked, so the process's thread
+    # count after a batch says how many it used. Ids checked against one thread.
+    code = textwrap.dedent("""
+        import os, pathlib, textwrap
+        import numpy  # (first: it may start threads of its own)
+        import tokenforge
+        def threads():
+            with open("/proc/self/status") as f:
+                return next(int(l.split()[1]) for l in f if l.startswith("Threads:"))
+        enc = tokenforge.get_encoding("cl100k_base")
+        text = pathlib.Path(textwrap.__file__).read_text(encoding="utf-8") * 8  # 150,000+ characters
+        docs = [text[i:i + 5000] for i in range(0, len(text), 5000)]
+        expected = [enc.encode_ordinary(d) for d in docs]
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, cpus[:1])
+        before = threads()
+        assert enc.encode_ordinary_batch(docs, num_threads=8) == expected
+        print("one cpu", threads() - before)
+        if len(cpus) >= 2:
+            os.sched_setaffinity(0, cpus[:2])
+            assert enc.encode_ordinary_batch(docs, num_threads=8) == expected
+            ids, offsets = enc.encode_batch_to_numpy(docs, num_threads=8)
+            assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+            print("two cpus", threads() - before)
+        else:
+            print("two cpus: this machine has one")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=os.environ)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    assert lines[0] == "one cpu 0", r.stdout
+    if lines[1] == "two cpus: this machine has one":
+        pytest.skip("the two-CPU half needs two CPUs (the one-CPU half passed)")
+    assert lines[1] == "two cpus 1", r.stdout
 
 
 def test_batch_threads_are_kept_between_batches_and_shared_safely():

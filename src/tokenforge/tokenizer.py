@@ -656,11 +656,11 @@ class Tokenizer:
     def encode_batch(self, text: Sequence[str], *, num_threads: int = DEFAULT_THREADS, allowed_special=None,
                      disallowed_special=None, add_special_tokens: bool = True, padding=False, truncation: bool = False,
                      max_length: int | None = None):
-        """Encodes many texts in parallel native threads (up to num_threads, and one per 16,384
-        characters of text at most: a few short texts run on the caller's thread, where starting
-        threads would cost more than the work); equal to [encode(t) for t in text], with
-        the tokenizer's padding (enable_padding) to the batch's longest row. An item may be a
-        (text, pair) tuple, as in Hugging Face's encode_batch.
+        """Encodes many texts in parallel native threads (up to num_threads, one per CPU the process
+        may run on, and one per 16,384 characters of text at most: a few short texts run on the
+        caller's thread, where starting threads would cost more than the work); equal to
+        [encode(t) for t in text], with the tokenizer's padding (enable_padding) to the batch's
+        longest row. An item may be a (text, pair) tuple, as in Hugging Face's encode_batch.
 
         With padding=True / "longest" / "max_length" or truncation=True: a BatchEncoding of numpy
         int64 arrays (ids, attention_mask), rows padded on the right with the pad token; truncation

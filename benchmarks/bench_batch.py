@@ -203,12 +203,13 @@ def main() -> None:
         # Large batches at each library's default num_threads (8 for both APIs), as a program that
         # switches from tiktoken calls them: the English batches the rounds left unused (fresh text
         # for tokenforge's cache), each library in turn on each batch.
+        reference = tiktoken.get_encoding(name)
+        at_defaults = (("tokenforge", enc.encode_ordinary_batch), ("tiktoken", reference.encode_ordinary_batch))
         spare = rows["english"]["batches"][1 + args.rounds:]
         if spare:
-            reference = tiktoken.get_encoding(name)
             took = {"tokenforge": 0.0, "tiktoken": 0.0}
             for b in spare:
-                for lib, batch in (("tokenforge", enc.encode_ordinary_batch), ("tiktoken", reference.encode_ordinary_batch)):
+                for lib, batch in at_defaults:
                     t = time.perf_counter()
                     result = batch(b)
                     took[lib] += time.perf_counter() - t
@@ -222,8 +223,7 @@ def main() -> None:
         english = texts["english"][:400_000]
         small = [english[i:i + 500] for i in range(0, len(english), 500)]
         calls = len(range(8, len(small), 8))
-        reference = tiktoken.get_encoding(name)
-        for lib, batch in (("tokenforge", enc.encode_ordinary_batch), ("tiktoken", reference.encode_ordinary_batch)):
+        for lib, batch in at_defaults:
             batch(small[:8])
             c, t = time.process_time(), time.perf_counter()
             for i in range(8, len(small), 8):

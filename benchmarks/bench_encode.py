@@ -423,6 +423,7 @@ def worst_cases(args) -> None:
         "5 MB line of random [a-z0-9]": "".join(rng.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=5_000_000)),
         "1 MB of spaces": " " * 1_000_000,
         "1M x '鬱' (one 3 MB piece)": "鬱" * 1_000_000,
+        "1M random [a-z] (one piece)": "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=1_000_000)),
     }
     print("\nworst cases, one thread, MB/s")
     for name in args.encodings:

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "block_scan.h"
+#include "bpe.h"
 #include "common.h"
 
 namespace nb = nanobind;
@@ -32,6 +33,10 @@ NB_MODULE(_core, m) {
         },
         nb::arg("grain"),
         "Batches start a thread per this many characters at most (1: as many as asked); returns the "
+        "previous value. For the tests.");
+  m.def("_set_radix_heap_min", [](size_t bytes) { return tokenforge::BytePairModel::exchange_radix_heap_min(bytes); },
+        nb::arg("bytes"),
+        "Byte-pair pieces of at least this many bytes are merged with the radix heap; returns the "
         "previous value. For the tests.");
   m.def("block_isa", [] { return tokenforge::block_scan::wide_blocks() ? "avx512bw" : "sse2"; },
         "The instructions the split patterns' 64-byte blocks are classified with (benchmarks report it).");

@@ -145,6 +145,10 @@ class BytePairModel {
     encode_piece(p, n, p + n, cache(), out);
   }
 
+  // merge_long takes its radix queue for pieces of at least this many bytes (16,384; the tests set
+  // less, to run it on pieces the reference merges quickly); returns the previous value.
+  static size_t exchange_radix_heap_min(size_t bytes);
+
   bool lookup(const uint8_t* p, size_t n, uint32_t* id) const {
     if (n == 0) return false;
     if (n <= ShortKey::kMaxLen) return short_tokens_.find(short_key(p, n, p + n), id);
@@ -206,6 +210,20 @@ class BytePairModel {
   }
   size_t whole_character(const uint8_t* p, size_t i, size_t n, uint32_t* id) const;  // (first_part's slow half)
   bool encode_cut(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const;
+  bool encode_byte_cut(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const;
+  void encode_stretch(const uint8_t* s, size_t len, const uint8_t* end, Cache* cache, std::vector<uint32_t>& out) const;
+  void merge_in_stretches(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const;
+  void find_joined_bytes(const std::vector<std::pair<uint32_t, std::string>>& tokens);
+  void mark_joined_bytes(uint8_t a, uint8_t b) {
+    if (joined_bytes_.empty()) return;  // (cleared: no byte cuts for this model)
+    size_t bit = size_t(a) << 8 | b;
+    joined_bytes_[bit >> 6] |= uint64_t(1) << (bit & 63);
+  }
+  // Whether some merge may join byte a to the byte b after it (encode_byte_cut).
+  bool bytes_may_join(uint8_t a, uint8_t b) const {
+    size_t bit = size_t(a) << 8 | b;
+    return joined_bytes_[bit >> 6] >> (bit & 63) & 1;
+  }
   void find_joined_characters(const std::vector<std::pair<uint32_t, std::string>>& tokens);
   // Whether two 3-byte characters (by their payload bits) may lie side by side in a token: a
   // one-bit-per-key filter, so "maybe" when they never do is possible, "no" when they do is not.
@@ -261,6 +279,9 @@ class BytePairModel {
   // Cuts (session 12): pairs of 3-byte characters found side by side in some token (encode_cut).
   std::vector<uint64_t> joined_bits_;
   unsigned joined_shift_ = 64;
+  // Byte cuts (session 25): a bit per pair of bytes (a << 8 | b) some merge may join; empty when
+  // unknown (a merge rule of an id that is no token), and then no piece is cut (encode_byte_cut).
+  std::vector<uint64_t> joined_bytes_;
   bool whole_piece_lookup_ = true;
   bool rank_rule_ = true;
   uint64_t serial_;  // tells this model's entries apart in the per-thread cache

@@ -408,6 +408,44 @@ def test_piece_cache_tiers_equal_tiktoken(picks):
         assert ours.encode_ordinary(text) == expected  # from the cache
 
 
+# Byte cuts (cpp/bpe.cc, encode_byte_cut): a piece of more than 40 bytes is cut between bytes that
+# no token holds side by side. Letters whose UTF-8 has such pairs (鬱 is E9 AC B1: in cl100k no
+# token holds any two of them in a row, in o200k none holds AC B1) run together into long pieces
+# with letters whose bytes do join; every time equal to tiktoken, the second time from the cache.
+_CUT_LETTERS = list("鬱龘𪚥ꙮㄅ鬼中äЖqz")
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(_CUT_LETTERS), min_size=14, max_size=200),
+       name=st.sampled_from(["r50k_base", "cl100k_base", "o200k_base"]))
+def test_long_pieces_cut_between_bytes_equal_tiktoken(text, name):
+    expected = tiktoken.get_encoding(name).encode_ordinary(text)
+    ours = tokenforge.get_encoding(name)
+    assert ours.encode_ordinary(text) == expected
+    assert ours.encode_ordinary(text) == expected
+    assert ours.encode_to_numpy(text).tolist() == expected
+
+
+def test_a_million_letters_cut_between_bytes_equal_tiktoken():
+    for name in ("cl100k_base", "o200k_base"):
+        text = "鬱" * 1_000_000
+        assert tokenforge.get_encoding(name).encode_ordinary(text) == tiktoken.get_encoding(name).encode_ordinary(text)
+
+
+# Pieces of 16,384 bytes or more are merged with merge_long's radix queue (MergeQueue in cpp/bpe.cc):
+# runs of one character or of a short pattern (each rank's pairs in one sorted run), and random
+# letters (many ranks at once), against tiktoken.
+@settings(max_examples=30, deadline=None)
+@given(unit=st.sampled_from(["a", " ", "ab", "=", "\t", "0", "abc", "xyz", "ä"]), n=st.integers(16384, 40000),
+       seed=st.integers(0, 100), name=st.sampled_from(["r50k_base", "cl100k_base", "o200k_base"]))
+def test_very_long_pieces_equal_tiktoken(unit, n, seed, name):
+    rng = random.Random(seed)
+    repeated = (unit * n)[:n]
+    letters = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(n))
+    for text in (repeated, letters, repeated[: n // 2] + letters[n // 2:]):
+        assert tokenforge.get_encoding(name).encode_ordinary(text) == tiktoken.get_encoding(name).encode_ordinary(text)
+
+
 # Whole characters (cpp/bpe.cc): a character starts the merge loops as its token only where no
 # token joining part of it to the neighbouring byte ranks below its own merges. The real
 # vocabularies have many such tokens (cl100k: b" \xd0", a space and the first byte of most

@@ -1,5 +1,6 @@
 """The native core against the pure-Python reference (the oracle), on small random vocabularies."""
 
+import contextlib
 import random
 
 import pytest
@@ -7,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenforge import Tokenizer, reference
+from tokenforge import Tokenizer, _core, reference
 
 
 def random_ranks(seed: int, num_merges: int, alphabet: bytes = b"ab c") -> dict[bytes, int]:
@@ -248,3 +249,72 @@ def test_a_stretch_that_is_a_token_is_merged_not_looked_up():
             expected = reference.encode(text, ranks, r"[^\n]+|\n")
             assert expected == ([ranks["文日本".encode()]] if text == "文日本" else [ids[c] for c in text])
             assert tok.encode_ordinary(text) == expected
+
+
+# Byte cuts (cpp/bpe.cc, encode_byte_cut): a piece of more than 40 bytes is cut between two bytes
+# no merge can join (side by side in no token; with merge rules, at no rule's junction), and each
+# stretch between cuts is merged alone. Vocabularies trained on words of "abc", with a few tokens
+# holding "d" on top (under merge rules no merge reaches them: their byte pairs are not joined
+# there, but they still count as side by side in a token); long pieces over "abcde" ("e" is in no
+# token: a cut on each side of it); both merge rules; each text twice (the second time through
+# the piece cache and the hot tier's stretch entries).
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 1000), extra=st.integers(0, 8), pairs=st.booleans(),
+       text=st.text(alphabet=st.sampled_from(list("abcde")), min_size=41, max_size=400))
+def test_byte_cut_pieces_equal_reference(seed, extra, pairs, text):
+    ranks = random_ranks(seed, 40, alphabet=b"abc")
+    merges = reference.recover_merges(ranks)
+    rng = random.Random(seed)
+    for _ in range(extra):
+        ranks.setdefault(bytes(rng.choice(b"abcd") for _ in range(rng.randint(2, 5))), len(ranks))
+    pattern = r"[^\n]+|\n"
+    if pairs:
+        table = {m: r for r, m in enumerate(merges)}
+        tok = Tokenizer.from_vocab_merges({i: b for b, i in ranks.items()}, merges, pattern=pattern)
+        expected = [ranks[p] for p in reference.bpe_piece_with_merges(table, text.encode())]
+    else:
+        tok = Tokenizer.from_ranks(ranks, pattern=pattern)
+        expected = reference.encode(text, ranks, pattern)
+    assert tok.encode_ordinary(text) == expected
+    assert tok.encode_ordinary(text) == expected
+
+
+# merge_long's queue (cpp/bpe.cc): pieces of 16,384 bytes or more are merged with sorted runs taken
+# from a radix heap's buckets (MergeQueue), shorter ones with a 4-ary heap. Here the radix queue
+# takes every piece of more than 40 bytes, so that the reference can check it on pieces it merges
+# quickly: trained vocabularies (each merge makes pairs ranked after its own: the runs) and the
+# same tokens in shuffled ranks, or the merges shuffled (pairs ranked before the merge that made
+# them: the side heap), over a few letters, so pieces merge many times at every rank.
+@contextlib.contextmanager
+def radix_queue_for_long_pieces():
+    previous = _core._set_radix_heap_min(41)
+    try:
+        yield
+    finally:
+        _core._set_radix_heap_min(previous)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 1000), shuffled=st.booleans(), pairs=st.booleans(), n=st.integers(41, 700))
+def test_radix_queue_merges_equal_reference(seed, shuffled, pairs, n):
+    ranks = random_ranks(seed, 60, alphabet=b"abc")
+    rng = random.Random(seed)
+    piece = bytes(rng.choice(b"abc") for _ in range(n)) if seed % 3 else (b"ab" * n)[:n]
+    merges = reference.recover_merges(ranks)
+    if shuffled and not pairs:
+        multi = [b for b in ranks if len(b) > 1]
+        order = list(range(256, 256 + len(multi)))
+        rng.shuffle(order)
+        ranks = {**{bytes([i]): i for i in range(256)}, **dict(zip(multi, order))}
+    if shuffled and pairs:
+        rng.shuffle(merges)
+    pattern = r"[abc]+"  # one piece
+    if pairs:
+        table = {m: r for r, m in enumerate(merges)}
+        tok = Tokenizer.from_vocab_merges({i: b for b, i in ranks.items()}, merges, pattern=pattern)
+        expected = [ranks[p] for p in reference.bpe_piece_with_merges(table, piece)]
+    else:
+        tok = Tokenizer.from_ranks(ranks, pattern=pattern)
+        expected = reference.encode(piece.decode(), ranks, pattern)
+    with radix_queue_for_long_pieces():
+        assert tok.encode_ordinary(piece.decode()) == expected

@@ -114,6 +114,10 @@ class Utf8Buffer {
     size_t room = form.utf8_room();
     if (form.kind != 0 && room > capacity_) {
       data_.reset();  // (first, so that the old and the new buffer are never both held)
+      // At least 16 MiB of address space, in pages the kernel gives only when written: a buffer
+      // sized by each larger text was allocated again for it, in new pages to fault in (and the
+      // block it freed often went to the next result list, which then faulted in new pages too).
+      room = std::max(room, kFirstRoom);
       data_.reset(new char[room]);
       capacity_ = room;
     }
@@ -128,6 +132,7 @@ class Utf8Buffer {
   }
 
  private:
+  static constexpr size_t kFirstRoom = size_t(1) << 24;
   std::unique_ptr<char[]> data_;
   size_t capacity_ = 0;
 };

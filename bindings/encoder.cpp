@@ -29,6 +29,12 @@ namespace {
 // Texts up to this many bytes are encoded without releasing the GIL (a few microseconds at most).
 constexpr size_t kKeepGilBytes = 1024;
 
+// The calls' reused id buffers start at room for this many ids (16 MiB of address space, in pages
+// the kernel gives only when an id is written there). A buffer sized by its first text was
+// reallocated when a larger text came, and the copy and the new pages faulted in again; the freed
+// block was then often taken by the next result list, which in turn faulted in fresh pages.
+constexpr size_t kFirstIdsRoom = size_t(1) << 22;
+
 // The special tokens a mask selects, one char per token; empty (no allocation: most calls) when
 // it selects none.
 std::vector<char> mask_of(const Encoder& enc, nb::bytes mask) {
@@ -173,7 +179,8 @@ struct PyEncoder {
       if (v.size() > kKeepGilBytes) release.emplace();
       if (any(check)) found = enc->find_special(bytes_of(v), v.size(), check).index;
       if (found < 0) {
-        out.reserve(v.size() / 4 + 16);
+        size_t room = v.size() / 4 + 16;
+        if (out.capacity() < room) out.reserve(std::max(room, kFirstIdsRoom));
         encode_into(v, mask, out);
       }
     }

@@ -101,6 +101,12 @@ struct StrForm {
 // collection can run a finalizer that encodes on this thread).
 class Utf8Buffer {
  public:
+  // A buffer kept for many calls (thread_utf8) is made at least 16 MiB, of address space only:
+  // the kernel gives a page when it is written. One sized by each larger text was allocated again
+  // for it, in new pages to fault in (and the block it freed often went to the next result list,
+  // which then faulted in new pages too). A buffer for one text of a batch is made to measure.
+  static constexpr size_t kKeptRoom = size_t(1) << 24;
+  explicit Utf8Buffer(size_t first_room = 0) : first_room_(first_room) {}
   std::string_view of(nb::handle text) {
     StrForm form(text.ptr());
     std::string_view view;
@@ -114,10 +120,7 @@ class Utf8Buffer {
     size_t room = form.utf8_room();
     if (form.kind != 0 && room > capacity_) {
       data_.reset();  // (first, so that the old and the new buffer are never both held)
-      // At least 16 MiB of address space, in pages the kernel gives only when written: a buffer
-      // sized by each larger text was allocated again for it, in new pages to fault in (and the
-      // block it freed often went to the next result list, which then faulted in new pages too).
-      room = std::max(room, kFirstRoom);
+      room = std::max(room, first_room_);
       data_.reset(new char[room]);
       capacity_ = room;
     }
@@ -132,7 +135,7 @@ class Utf8Buffer {
   }
 
  private:
-  static constexpr size_t kFirstRoom = size_t(1) << 24;
+  size_t first_room_;
   std::unique_ptr<char[]> data_;
   size_t capacity_ = 0;
 };
@@ -230,7 +233,7 @@ class BatchTexts {
 // The calling thread's buffer (one per Python thread: the binding converts before it starts any
 // worker thread, and each call uses the view only until it returns).
 inline Utf8Buffer& thread_utf8() {
-  thread_local Utf8Buffer buffer;
+  thread_local Utf8Buffer buffer(Utf8Buffer::kKeptRoom);
   return buffer;
 }
 

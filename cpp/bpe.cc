@@ -629,14 +629,20 @@ void BytePairModel::find_whole_characters_of_pairs(const std::vector<std::pair<u
   for (size_t i = 0; i < tokens.size(); ++i) index_of_id.insert(tokens[i].first, uint32_t(i));
   clear_whole_characters();
   std::vector<uint32_t> beside(tokens.size(), kNoRank);  // (b): by token index, the lowest rank of a merge with it on a side
+  bool joins_bytes = true;  // every rule's merged token holds its two parts' bytes, joined
   for (size_t r = 0; r < merges.size(); ++r) {
-    uint32_t l, x;
+    uint32_t l, x, m;
     if (!index_of_id.find(merges[r].left, &l) || !index_of_id.find(merges[r].right, &x)) {
       joined_bytes_.clear();  // a rule joining bytes we do not know: no piece is cut between bytes
+      joins_bytes = false;
       continue;
     }
     const std::string& left = tokens[l].second;
     const std::string& right = tokens[x].second;
+    if (!index_of_id.find(merges[r].merged, &m) || tokens[m].second.size() != left.size() + right.size() ||
+        tokens[m].second.compare(0, left.size(), left) != 0 ||
+        tokens[m].second.compare(left.size(), right.size(), right) != 0)
+      joins_bytes = false;
     if (left.empty() || right.empty()) continue;  // (parts are never empty: such a rule never applies)
     const uint8_t* a = reinterpret_cast<const uint8_t*>(left.data());
     const uint8_t* b = reinterpret_cast<const uint8_t*>(right.data());
@@ -679,6 +685,13 @@ void BytePairModel::find_whole_characters_of_pairs(const std::vector<std::pair<u
       if (below_beside(token.first, own)) char3_[index3(t)] = {token.first, own};
     }
   }
+  // The arguments for whole characters and cuts read a part's bytes from its token. A rule whose
+  // merged token is not its two parts' bytes (no real file has one; the constructor allows it)
+  // would make them wrong: then no character starts whole and no piece is cut.
+  if (!joins_bytes) {
+    clear_whole_characters();
+    joined_bytes_.clear();
+  }
 }
 
 size_t BytePairModel::whole_character(const uint8_t* p, size_t i, size_t n, uint32_t* id) const {
@@ -699,9 +712,15 @@ size_t BytePairModel::whole_character(const uint8_t* p, size_t i, size_t n, uint
 // every one seen for the first time, and merging them was most of the time on such text. Where
 // two neighbouring characters a and b are both whole (above) and no token holds a's bytes followed
 // by b's, no merge ever joins across them: a merge across would make a token holding the whole of
-// a and b (whole characters take part in merges only as their tokens). So the piece's ids are
-// those of the stretches between such cuts, each merged alone from its bytes (a stretch of one
-// whole character is its token; docs/design.md, "Cuts, session 12"). Where the whole-piece
+// a and b (whole characters take part in merges only as their tokens). The same holds beside one
+// whole character (session 26): where a is whole and no token holds a's bytes followed by the
+// byte after it, or b is whole and no token holds the byte before it followed by b's bytes. (The
+// first merge across such a place joins a part ending there to one starting there; the part on
+// the whole character's side holds all of it, so the token made holds it and the byte beside.)
+// Characters that are not whole (in cl100k, 39% of the 3-byte ones of Chinese text: rarer letters
+// of two or three tokens) then stand alone instead of joining their neighbours' stretch. So the
+// piece's ids are those of the stretches between such cuts, each merged alone from its bytes (a
+// stretch of one whole character is its token; docs/design.md, "Cuts, session 12"). Where the whole-piece
 // shortcut applies the caller has found the piece not to be a token; the shortcut belongs to the
 // piece, so a stretch is merged, never looked up whole. Returns false, with out untouched, when
 // the piece has no cut.
@@ -725,11 +744,17 @@ bool BytePairModel::encode_cut(const uint8_t* p, size_t n, Cache* cache, std::ve
     if (!cut && i >= 192) return false;
     uint32_t id;
     if (!three_byte_lead(i) || whole_character(p, i, n, &id) != 3) {
+      if (last_end == i && !maybe_joined(before_byte_key(last_key, p[i]))) {  // whole, then any byte
+        emit(i);
+        begin = i;
+        cut = true;
+      }
       ++i;
       continue;
     }
     uint32_t key = uint32_t(index3(p + i));
-    if (last_end == i && !maybe_joined(last_key, key)) {
+    if (i > begin && !maybe_joined(last_end == i ? joined_key(last_key, key)              // two whole
+                                                 : after_byte_key(p[i - 1], key))) {  // any byte, then whole
       emit(i);
       begin = i;
       cut = true;
@@ -837,29 +862,34 @@ void BytePairModel::build_low_pairs(const std::vector<std::pair<uint32_t, std::s
   }
 }
 
-// The filter of maybe_joined: one bit per pair of 3-byte characters side by side in some token,
-// 16 bits or more of filter per pair (at most about 6% of the other pairs read as "maybe": no cut
-// there). cl100k has 407 such pairs, o200k 11,890.
+// The filter of maybe_joined: one bit per key found in some token (a 3-byte character beside
+// another, or beside a byte), 16 bits or more of filter per key (at most about 6% of the other
+// keys read as "maybe": no cut there). cl100k has 407 pairs of characters, 521 characters with a
+// byte after them and 679 with a byte before them in its tokens; o200k 11,890, 4,056 and 13,417.
 void BytePairModel::find_joined_characters(const std::vector<std::pair<uint32_t, std::string>>& tokens) {
-  std::vector<uint32_t> keys;
+  std::vector<uint64_t> keys;
   for (const auto& token : tokens) {
     const uint8_t* t = reinterpret_cast<const uint8_t*>(token.second.data());
     size_t n = token.second.size();
     auto three = [&](size_t i) {
       return i + 3 <= n && t[i] >= 0xE0 && t[i] < 0xF0 && continuation(t[i + 1]) && continuation(t[i + 2]);
     };
-    for (size_t i = 0; i + 6 <= n; ++i)
-      if (three(i) && three(i + 3)) keys.push_back(uint32_t(index3(t + i) << 16 | index3(t + i + 3)));
+    for (size_t i = 0; i + 3 <= n; ++i) {
+      if (!three(i)) continue;
+      uint32_t c = uint32_t(index3(t + i));
+      if (i > 0) keys.push_back(after_byte_key(t[i - 1], c));
+      if (i + 3 < n) keys.push_back(before_byte_key(c, t[i + 3]));
+      if (three(i + 3)) keys.push_back(joined_key(c, uint32_t(index3(t + i + 3))));
+    }
   }
+  std::sort(keys.begin(), keys.end());  // (sized by distinct keys: o200k's tokens repeat them)
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   size_t bits = 4096;
   while (bits < 16 * keys.size()) bits *= 2;
   joined_bits_.assign(bits / 64, 0);
   joined_shift_ = 64;
   for (size_t b = bits; b > 1; b >>= 1) --joined_shift_;
-  for (uint32_t k : keys) {
-    uint64_t bit = (uint64_t(k) * 0x9E3779B97F4A7C15ull) >> joined_shift_;
-    joined_bits_[bit >> 6] |= uint64_t(1) << (bit & 63);
-  }
+  for (uint64_t k : keys) add_joined(k);
 }
 
 // A piece of up to 16 bytes that missed the hot tier: a single byte, among the hot tier's victims,

@@ -225,10 +225,19 @@ class BytePairModel {
     return joined_bytes_[bit >> 6] >> (bit & 63) & 1;
   }
   void find_joined_characters(const std::vector<std::pair<uint32_t, std::string>>& tokens);
-  // Whether two 3-byte characters (by their payload bits) may lie side by side in a token: a
-  // one-bit-per-key filter, so "maybe" when they never do is possible, "no" when they do is not.
-  bool maybe_joined(uint32_t left, uint32_t right) const {
-    uint64_t bit = ((uint64_t(left) << 16 | right) * 0x9E3779B97F4A7C15ull) >> joined_shift_;
+  // Whether a 3-byte character (by its payload bits) and what follows or precedes it may lie side
+  // by side in a token: a one-bit-per-key filter, so "maybe" when they never do is possible, "no"
+  // when they do is not. The keys: two characters (joined_key), a character and the byte after it
+  // (before_byte_key), a byte and the character after it (after_byte_key).
+  static uint64_t joined_key(uint32_t left, uint32_t right) { return uint64_t(left) << 16 | right; }
+  static uint64_t before_byte_key(uint32_t left, uint8_t next) { return uint64_t(1) << 32 | left << 8 | next; }
+  static uint64_t after_byte_key(uint8_t prev, uint32_t right) { return uint64_t(2) << 32 | uint32_t(prev) << 16 | right; }
+  void add_joined(uint64_t key) {
+    uint64_t bit = (key * 0x9E3779B97F4A7C15ull) >> joined_shift_;
+    joined_bits_[bit >> 6] |= uint64_t(1) << (bit & 63);
+  }
+  bool maybe_joined(uint64_t key) const {
+    uint64_t bit = (key * 0x9E3779B97F4A7C15ull) >> joined_shift_;
     return joined_bits_[bit >> 6] >> (bit & 63) & 1;
   }
   void find_whole_characters(const std::vector<std::pair<uint32_t, std::string>>& tokens);
@@ -276,7 +285,8 @@ class BytePairModel {
   };
   std::vector<CharToken> char2_, char3_;
   std::vector<uint32_t> left_bound_, right_bound2_, right_bound3_;
-  // Cuts (session 12): pairs of 3-byte characters found side by side in some token (encode_cut).
+  // Cuts (session 12): 3-byte characters found beside another one, or beside a byte, in some token
+  // (encode_cut).
   std::vector<uint64_t> joined_bits_;
   unsigned joined_shift_ = 64;
   // Byte cuts (session 25): a bit per pair of bytes (a << 8 | b) some merge may join; empty when

@@ -318,3 +318,35 @@ def test_radix_queue_merges_equal_reference(seed, shuffled, pairs, n):
         expected = reference.encode(piece.decode(), ranks, pattern)
     with radix_queue_for_long_pieces():
         assert tok.encode_ordinary(piece.decode()) == expected
+
+
+# The constructor takes merge rules as id triples, and nothing makes a rule's merged token hold
+# its two parts' bytes. Whole characters and cuts read a part's bytes from its token, so with such
+# a rule (here: 中 + 文 and 中 + "a" merge into a token "zz") the native core must merge by ids
+# alone, as Hugging Face tokenizers would: a cut between 中 and 文, or after 中, would miss them.
+def _merge_by_ids(ids, rules):
+    ranks = {(left, right): (rank, merged) for rank, (left, right, merged) in reversed(list(enumerate(rules)))}
+    while True:
+        found = [(ranks[pair][0], i) for i, pair in enumerate(zip(ids, ids[1:])) if pair in ranks]
+        if not found:
+            return ids
+        _, i = min(found)
+        ids = ids[:i] + [ranks[ids[i], ids[i + 1]][1]] + ids[i + 2:]
+
+
+def test_merges_whose_token_is_not_their_bytes_are_merged_by_ids():
+    tokens = [(b, bytes([b])) for b in range(256)]
+    rules = []
+    for ch in "中文":
+        b = ch.encode()
+        tokens += [(len(tokens), b[:2]), (len(tokens) + 1, b)]
+        rules += [(b[0], b[1], len(tokens) - 2), (len(tokens) - 2, b[2], len(tokens) - 1)]
+    zhong, wen = tokens[257][0], tokens[259][0]
+    tokens.append((len(tokens), b"zz"))
+    rules += [(zhong, wen, len(tokens) - 1), (zhong, ord("a"), len(tokens) - 1)]
+    encoder = _core.Encoder(tokens, rules, False, r"[^\n]+|\n", [])
+    for text in ("中文中a" * 8, "中文" * 20, "中a" * 30, "文中文中a中" * 5):
+        expected = _merge_by_ids(list(text.encode()), rules)
+        assert encoder.encode(text, b"") == expected
+        assert encoder.encode(text, b"") == expected
+        assert len(expected) < len(text)  # (the "zz" merges happened)

@@ -633,8 +633,7 @@ void BytePairModel::find_whole_characters_of_pairs(const std::vector<std::pair<u
   for (size_t r = 0; r < merges.size(); ++r) {
     uint32_t l, x, m;
     if (!index_of_id.find(merges[r].left, &l) || !index_of_id.find(merges[r].right, &x)) {
-      joined_bytes_.clear();  // a rule joining bytes we do not know: no piece is cut between bytes
-      joins_bytes = false;
+      joins_bytes = false;  // (a rule joining bytes we do not know)
       continue;
     }
     const std::string& left = tokens[l].second;
@@ -685,9 +684,10 @@ void BytePairModel::find_whole_characters_of_pairs(const std::vector<std::pair<u
       if (below_beside(token.first, own)) char3_[index3(t)] = {token.first, own};
     }
   }
-  // The arguments for whole characters and cuts read a part's bytes from its token. A rule whose
-  // merged token is not its two parts' bytes (no real file has one; the constructor allows it)
-  // would make them wrong: then no character starts whole and no piece is cut.
+  // The arguments for whole characters and cuts read a part's bytes from its token. A rule naming
+  // an id that is no token, or whose merged token is not its two parts' bytes (no real file has
+  // one; the constructor allows it), would make them wrong: then no character starts whole and no
+  // piece is cut (between characters or between bytes).
   if (!joins_bytes) {
     clear_whole_characters();
     joined_bytes_.clear();

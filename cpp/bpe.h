@@ -215,7 +215,6 @@ class BytePairModel {
   void merge_in_stretches(const uint8_t* p, size_t n, Cache* cache, std::vector<uint32_t>& out) const;
   void find_joined_bytes(const std::vector<std::pair<uint32_t, std::string>>& tokens);
   void mark_joined_bytes(uint8_t a, uint8_t b) {
-    if (joined_bytes_.empty()) return;  // (cleared: no byte cuts for this model)
     size_t bit = size_t(a) << 8 | b;
     joined_bytes_[bit >> 6] |= uint64_t(1) << (bit & 63);
   }

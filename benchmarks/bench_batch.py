@@ -31,7 +31,7 @@ nothing built per id on the caller's thread) instead of lists, and gigatoken's c
 
 With --jobs, each thread count runs in a process of its own instead, as a job encoding a corpus
 would: the process warms up on --warm batches, then times the next --timed batches (fresh text); 1
-and 2 threads take turns, --rounds processes each. In one process the caller's piece cache sees
+and 2 threads take turns, --rounds processes each (lists, or with --numpy flat arrays). In one process the caller's piece cache sees
 every batch of both runs and the second thread's only the half it encodes itself, so the 2-thread
 runs start colder than they would in a job of their own; here each sees the same text.
 """
@@ -74,8 +74,11 @@ def batches(docs: list[str], size: int) -> list[list[str]]:
 REFERENCE_BLOCK = bytes(range(256)) * 4096  # 1 MiB
 
 
-def sha256_seconds(threads: int, blocks: int = 6) -> float:
-    """Wall time of `threads` threads each hashing REFERENCE_BLOCK `blocks` times (GIL released)."""
+def sha256_seconds(threads: int, blocks: int = 32) -> float:
+    """Wall time of `threads` threads each hashing REFERENCE_BLOCK `blocks` times (GIL released).
+    32 MiB a thread: about 20 ms with the SHA instructions of this machine's CPU. (It was 6 MiB until
+    session 27: 3.6 ms, where starting the second thread cost enough to put two threads at 1.75-1.79x
+    one in a quiet moment, against 1.94-1.98x with 48 MiB.)"""
     def work():
         for _ in range(blocks):
             hashlib.sha256(REFERENCE_BLOCK).digest()
@@ -240,6 +243,13 @@ def job_batches(args, corpus_name: str) -> list[list[str]]:
     return bs[:args.warm + args.timed]
 
 
+def same_ids(a, b) -> bool:
+    """Whether two results of a batch encoder (lists, or numpy (ids, offsets) pairs) are equal."""
+    if isinstance(a, tuple):
+        return all((x == y).all() for x, y in zip(a, b))
+    return a == b
+
+
 def job_child(args) -> None:
     """One process: warm up on the first --warm batches, then time the next --timed (prints JSON)."""
     import tokenforge
@@ -247,24 +257,26 @@ def job_child(args) -> None:
     name, corpus_name, k = args.child[0], args.child[1], int(args.child[2])
     enc = tokenforge.get_encoding(name)
     bs = job_batches(args, corpus_name)
+    encode = enc.encode_batch_to_numpy if args.numpy else enc.encode_ordinary_batch
     for b in bs[:args.warm]:
-        enc.encode_ordinary_batch(b, num_threads=k)
+        encode(b, num_threads=k)
     wall = cpu = 0.0
     nbytes = 0
     for b in bs[args.warm:]:
         nbytes += sum(len(d.encode()) for d in b)
         t, c = time.perf_counter(), time.process_time()
-        result = enc.encode_ordinary_batch(b, num_threads=k)
+        result = encode(b, num_threads=k)
         wall += time.perf_counter() - t
         cpu += time.process_time() - c
-        if k == 2 and result != enc.encode_ordinary_batch(b, num_threads=1):
+        if k == 2 and not same_ids(result, encode(b, num_threads=1)):
             raise SystemExit(f"{name} {corpus_name}: 2-thread ids differ from 1-thread ids")
         del result
     print(json.dumps({"wall": wall, "cpu": cpu, "bytes": nbytes}))
 
 
 def jobs_table(args) -> None:
-    print(f"each thread count in a process of its own: {args.warm} batches of ~{args.batch:,} characters warm up, "
+    kind = "encode_batch_to_numpy" if args.numpy else "encode_ordinary_batch"
+    print(f"each thread count in a process of its own ({kind}): {args.warm} batches of ~{args.batch:,} characters warm up, "
           f"{args.timed} more are timed; {args.rounds} processes per thread count, taking turns")
     print("| encoding, corpus | 1 thread MB/s wall / CPU | 2 threads MB/s wall / CPU | median of the rounds' 2 / 1 | "
           "machine's 2 / 1 (SHA-256) |")
@@ -279,7 +291,7 @@ def jobs_table(args) -> None:
                 for k in ((1, 2) if r % 2 == 0 else (2, 1)):
                     cmd = [sys.executable, __file__, "--child", name, corpus_name, str(k), "--mb", str(args.mb),
                            "--doc", str(args.doc), "--batch", str(args.batch), "--warm", str(args.warm),
-                           "--timed", str(args.timed)]
+                           "--timed", str(args.timed)] + (["--numpy"] if args.numpy else [])
                     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
                     runs[k].append(json.loads(out.strip().splitlines()[-1]))
             def mbs(k, key):

@@ -140,6 +140,34 @@ def test_byte_level_fast_path_truncates_and_pads(shared_dir):
     assert ids.tolist() == [[99, 256, 120], [120, 0, 0]] and mask.tolist() == [[1, 1, 1], [1, 0, 0]]
 
 
+def test_settings_made_after_direct_calls_apply_to_the_next_call():
+    """encode and encode_to_numpy call the engine directly once the first call has made the default
+    masks (_refresh_direct); every later setting (truncation, padding, a post-processor) and its
+    removal must end or restore that shortcut, in either order."""
+    enc = tokenforge.Tokenizer.from_ranks({bytes([i]): i for i in range(256)} | {b"ab": 256}, pattern="gpt2",
+                                          special_tokens={"<|end|>": 257})
+    plain = [256, 99, 256, 120]
+    for _ in range(2):  # (the second call runs the shortcut)
+        assert enc.encode("abcabx") == plain and enc.encode_to_numpy("abcabx").tolist() == plain
+    enc.enable_truncation(3)
+    assert enc.encode("abcabx") == [256, 99, 256] and enc.encode_to_numpy("abcabx").tolist() == [256, 99, 256]
+    enc.enable_padding(pad_id=0, length=5)
+    assert enc.encode("abcabx") == [256, 99, 256, 0, 0] and enc.encode_to_numpy("abcabx").tolist() == [256, 99, 256, 0, 0]
+    enc.no_truncation()
+    assert enc.encode("abcabx") == plain + [0] and enc.encode_to_numpy("abcabx").tolist() == plain + [0]
+    enc.no_padding()
+    assert enc.encode("abcabx") == plain and enc.encode_to_numpy("abcabx").tolist() == plain
+    enc.post_processor = post_processors.TemplateProcessing(single="$A <|end|>", special_tokens=[("<|end|>", 257)])
+    assert enc.encode("abcabx") == plain + [257] and enc.encode_to_numpy("abcabx").tolist() == plain + [257]
+    assert enc.encode("abcabx", add_special_tokens=False) == plain
+    enc.post_processor = None
+    assert enc.encode("abcabx") == plain and enc.encode_to_numpy("abcabx").tolist() == plain
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.encode("ab<|end|>")  # (the shortcut's error takes the long way, tiktoken's message)
+    assert enc.encode("ab<|end|>", allowed_special="all") == [256, 257]
+    assert enc.encode("ab\ud800") == enc.encode("ab\ufffd")  # (a lone surrogate: the long way too)
+
+
 PAD = {"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": None, "pad_id": 0, "pad_type_id": 0,
        "pad_token": "[PAD]"}
 

@@ -33,13 +33,14 @@ class BytePairModel {
                                                const std::vector<MergeRule>& merges,
                                                bool whole_piece_lookup, std::string* error);
 
-  // The calling thread's cache of piece -> ids, in two tiers. The hot tier is 65536 entries of 32
-  // bytes (2 MiB, an L2's worth): pieces of up to 16 bytes with up to 4 ids, whether tokens or
-  // merged (3 ids hold most words of Cyrillic, Greek or accented Latin text; a fourth, packed into
-  // the top bytes of the three, when all four are below 2^24: 18% of the pieces of Korean pages
-  // have four or more). It had 32768 entries until session 15, when two threads taking turns on
-  // one core over the same fresh slices measured 65536 at +1-5% on multilingual text (+9% on a
-  // second pass), English and code unchanged. Its entries carry an epoch that the cache gives to
+  // The calling thread's cache of piece -> ids, in two tiers. The hot tier is 131072 entries of 32
+  // bytes (4 MiB): pieces of up to 16 bytes with up to 4 ids, whether tokens or merged (3 ids hold
+  // most words of Cyrillic, Greek or accented Latin text; a fourth, packed into the top bytes of
+  // the three, when all four are below 2^24: 18% of the pieces of Korean pages have four or more).
+  // It had 32768 entries until session 15, when two threads taking turns on one core over the same
+  // fresh slices measured 65536 at +1-5% on multilingual text (+9% on a second pass), English and
+  // code unchanged; 131072 since session 27 (the same measure, 100,000-character slices: +0.3-3.6%
+  // fresh, multilingual the most; 262144 and four times the victims gained nothing more). Its entries carry an epoch that the cache gives to
   // the model using it, so a switch to another model invalidates them all without clearing (the
   // table is cleared when the 16-bit epoch wraps). It is direct-mapped (a second way tested on
   // every hit cost more than the misses it saved); an entry it evicts goes to 16384 victim
@@ -61,7 +62,7 @@ class BytePairModel {
   static bool hot_matches(const HotEntry& e, const ShortKey& k, uint32_t tag) {
     return ((e.lo ^ k.lo) | (e.hi ^ k.hi) | ((e.tag ^ tag) & 0xFFFFFF)) == 0;
   }
-  static constexpr size_t kHotEntries = 65536;
+  static constexpr size_t kHotEntries = 131072;
   static constexpr size_t kVictimEntries = 16384;
   struct CacheLine;
   struct LongLine;

@@ -107,7 +107,7 @@ def test_special_search_equals_leftmost_longest(which, text):
 # E again, now with the other encoding: without the clearing it would read the first encoding's ids.
 def test_hot_tier_three_ids_across_model_switches():
     text = ("Режим списку: у майбутньому виведенні може бути більше стовпчиків. "
-            "Überprüfung der Änderungen für Vollständigkeit. Ελληνικά γράμματα " + _many_words(30_000, seed=1))
+            "Überprüfung der Änderungen für Vollständigkeit. Ελληνικά γράμματα " + _many_words(60_000, seed=1))
     names = ("cl100k_base", "o200k_base")
     a, b = (tokenforge.get_encoding(n) for n in names)
     expected_a, expected_b = (tiktoken.get_encoding(n).encode_ordinary(text) for n in names)
@@ -136,7 +136,7 @@ def _many_words(count: int, seed: int) -> str:
 # when their piece comes again. Tens of thousands of distinct words, encoded twice by each of two
 # encodings taking turns (the victims of one must never answer the other): ids equal to tiktoken's.
 def test_hot_tier_victims_equal_tiktoken():
-    text = _many_words(40_000, seed=2)
+    text = _many_words(80_000, seed=2)
     names = ("cl100k_base", "o200k_base")
     ours = [tokenforge.get_encoding(n) for n in names]
     expected = [tiktoken.get_encoding(n).encode_ordinary(text) for n in names]
@@ -156,7 +156,7 @@ def test_hot_tier_four_ids_equal_tiktoken():
     names = ("cl100k_base", "o200k_base")
     for name in names:  # (six Korean words of four ids in both encodings, 16 bytes at most with the space)
         assert sum(len(tiktoken.get_encoding(name).encode_ordinary(" " + w)) == 4 for w in words[:6]) == 6
-    text = " ".join(words) + " " + _many_words(30_000, seed=3) + " " + " ".join(words)
+    text = " ".join(words) + " " + _many_words(60_000, seed=3) + " " + " ".join(words)
     for name in names:
         expected = tiktoken.get_encoding(name).encode_ordinary(text)
         for _ in range(3):

@@ -40,12 +40,12 @@ class BytePairModel {
   // It had 32768 entries until session 15, when two threads taking turns on one core over the same
   // fresh slices measured 65536 at +1-5% on multilingual text (+9% on a second pass), English and
   // code unchanged; 131072 since session 27 (the same measure, 100,000-character slices: +0.3-3.6%
-  // fresh, multilingual the most; 262144 and four times the victims gained nothing more). Its entries carry an epoch that the cache gives to
-  // the model using it, so a switch to another model invalidates them all without clearing (the
-  // table is cleared when the 16-bit epoch wraps). It is direct-mapped (a second way tested on
-  // every hit cost more than the misses it saved); an entry it evicts goes to 16384 victim
-  // entries (512 KiB), looked up by other bits of its hash on a miss, and a victim found there
-  // swaps back. The big tier (bpe.cc), one for all threads, holds merged pieces of up to 30 bytes
+  // fresh, multilingual the most; 262144 and four times the victims gained nothing more). Its
+  // entries carry an epoch that the cache gives to the model using it, so a switch to another
+  // model invalidates them all without clearing (the table is cleared when the 16-bit epoch
+  // wraps). It is direct-mapped (a second way tested on every hit cost more than the misses it
+  // saved); an entry it evicts goes to 16384 victim entries (512 KiB), looked up by other bits of
+  // its hash on a miss, and a victim found there swaps back. The big tier (bpe.cc), one for all threads, holds merged pieces of up to 30 bytes
   // and 6 ids, the thread's long tier longer ones. cache() fetches the thread's cache and binds
   // its hot tier to this model: call it once per text, not per piece.
   struct HotEntry {

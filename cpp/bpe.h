@@ -45,9 +45,10 @@ class BytePairModel {
   // model invalidates them all without clearing (the table is cleared when the 16-bit epoch
   // wraps). It is direct-mapped (a second way tested on every hit cost more than the misses it
   // saved); an entry it evicts goes to 16384 victim entries (512 KiB), looked up by other bits of
-  // its hash on a miss, and a victim found there swaps back. The big tier (bpe.cc), one for all threads, holds merged pieces of up to 30 bytes
-  // and 6 ids, the thread's long tier longer ones. cache() fetches the thread's cache and binds
-  // its hot tier to this model: call it once per text, not per piece.
+  // its hash on a miss, and a victim found there swaps back. The big tier (bpe.cc), one for all
+  // threads, holds merged pieces of up to 30 bytes and 6 ids, the thread's long tier longer ones.
+  // cache() fetches the thread's cache and binds its hot tier to this model: call it once per
+  // text, not per piece.
   struct HotEntry {
     uint64_t lo, hi;  // the key, as a ShortKey
     uint32_t tag;     // hot_tag(epoch, key length) [| kStretchTag] | count << 24; epoch 0: empty

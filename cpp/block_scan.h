@@ -22,8 +22,8 @@
 //    piece: a word's prefix, a space before punctuation, or `\s` alone).
 // These rules need the bytes around a position and the runs through it; so only starts whose
 // runs end inside the 64 bytes are trusted. Letters of two bytes whose class a range test of
-// their two bytes decides (Latin-1's, Cyrillic's first 96 and, where case does not matter,
-// U+0100..U+024F) count as letters, both bytes in the letter's class, and so do the three-byte
+// their two bytes decides (Latin-1's, Cyrillic's first 96, Latin Extended-A's and, where case does
+// not matter, U+0100..U+024F) count as letters, both bytes in the letter's class, and so do the three-byte
 // letters without case of CJK ideographs, Hangul syllables and kana (add_three_byte_letters); the
 // block stops before any other byte >= 0x80 (a letter, digit, space or mark of another script could change the piece)
 // and before an apostrophe that could begin a contraction; those pieces, and the end of the text
@@ -94,6 +94,10 @@ struct Sse2Block {
   uint64_t folded_equal(uint8_t b) const {
     return mask([b](__m128i x) { return _mm_cmpeq_epi8(_mm_or_si128(x, _mm_set1_epi8(0x20)), _mm_set1_epi8(char(b))); });
   }
+  // The odd bytes.
+  uint64_t odd() const {
+    return mask([](__m128i x) { return _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8(1)), _mm_set1_epi8(1)); });
+  }
 };
 
 #define TOKENFORGE_AVX512 __attribute__((target("avx512f,avx512bw")))
@@ -109,6 +113,7 @@ struct Avx512Block {
   TOKENFORGE_AVX512 uint64_t folded_equal(uint8_t b) const {
     return _mm512_cmpeq_epi8_mask(_mm512_or_si512(v, _mm512_set1_epi8(0x20)), _mm512_set1_epi8(char(b)));
   }
+  TOKENFORGE_AVX512 uint64_t odd() const { return _mm512_test_epi8_mask(v, _mm512_set1_epi8(1)); }
 };
 
 // Adds the two-byte letters of block b to c's letter classes (small ones to `lower` where case
@@ -119,6 +124,11 @@ struct Avx512Block {
 //    C3 B7 (÷), which are symbols;
 //  - D0 xx: U+0400..U+043F, capitals below D0 B0; D1 80..9F: U+0440..U+045F, small letters
 //    (D1 A0..BF alternate between the cases and are left to the scanners);
+//  - where case matters, C4 xx and C5 xx: Latin Extended-A, U+0100..U+017F (Polish, Czech, Turkish,
+//    Hungarian...), all letters; their cases alternate with the code point's parity: capitals at
+//    the even second bytes of C4 80..B7 and C5 8A..B8, at the odd ones of C4 B9..BF, C5 81..88 and
+//    C5 B9..BE, the rest small (C4 B8 ĸ, C5 89 ŉ and C5 BF ſ among them; checked against every
+//    code point by tests/test_fast_paths.py);
 //  - where case does not matter, C4..C9 xx and all of D1 xx: U+0100..U+024F and U+0440..U+047F,
 //    all letters.
 // Returns the mask of their bytes.
@@ -131,6 +141,16 @@ inline uint64_t add_two_byte_letters(const Block& b, uint64_t cont, Classes& c) 
     uint64_t below_9f = b.high_below(0x9F), below_a0 = b.high_below(0xA0), below_b0 = b.high_below(0xB0);
     uint64_t upper = (c3 & ((latin1 & below_9f) >> 1)) | (d0 & (below_b0 >> 1));
     uint64_t lower = (c3 & ((latin1 & ~below_9f) >> 1)) | (d0 & ((cont & ~below_b0) >> 1)) | (d1 & (below_a0 >> 1));
+    uint64_t c4 = b.equal(0xC4), c5 = b.equal(0xC5);
+    if (c4 | c5) {
+      uint64_t odd = b.odd() >> 1;  // (from here on, masks at the lead byte)
+      uint64_t even_capitals = (c4 & (b.in_range(0x80, 0x38) >> 1)) | (c5 & (b.in_range(0x8A, 0x2F) >> 1));
+      uint64_t odd_capitals = (c4 & (b.in_range(0xB9, 7) >> 1)) | (c5 & ((b.in_range(0x81, 8) | b.in_range(0xB9, 6)) >> 1));
+      uint64_t extended = (c4 | c5) & (cont >> 1);
+      uint64_t capitals = (even_capitals & ~odd) | (odd_capitals & odd);
+      upper |= capitals;
+      lower |= extended & ~capitals;
+    }
     upper |= upper << 1;
     lower |= lower << 1;
     c.upper |= upper;

@@ -5,7 +5,7 @@
     pip install --no-deps --target /tmp/build-b .        # (with the change)
     python benchmarks/ab_builds.py /tmp/build-a /tmp/build-b [--encoding cl100k_base]
         [--file TOKENIZER_FILE] [--corpus english|multilingual|code|PATH] [--kind list|numpy]
-        [--slice 100000] [--slices 40]
+        [--slice 100000] [--slices 40] [--threads 1]
 
 On this shared machine a process's speed moves 1.5x within minutes, so two builds timed one after
 the other (or even alternating processes, best of N) cannot show a change under ~10%. Here each
@@ -16,7 +16,12 @@ of the per-slice time ratios (a / b: above 1 means b is faster). Run a build aga
 to see the noise (0.98-1.04 here).
 Either build may instead be a peer, `fastokens` or `gigatoken` (called as bench_encode.py calls
 them, one thread): `ab_builds.py BUILD fastokens` is then tokenforge against the peer on the same
-fresh slices in turn, its median ratio steadier than bench_encode.py's separate runs. This is session 15's C++ method (docs/design.md, "Small effects,
+fresh slices in turn, its median ratio steadier than bench_encode.py's separate runs.
+With --threads N (N > 1), each build encodes each slice as a batch on N threads instead
+(`encode_ordinary_batch` or `encode_batch_to_numpy` of documents of about 10,000 characters, cut at
+line ends, as bench_batch.py cuts them), both processes on the first N cores in turn: two builds'
+batches compared on the same fresh text (pass a larger --slice: a batch of 100,000 characters is
+mostly thread hand-offs). This is session 15's C++ method (docs/design.md, "Small effects,
 session 15") for any two builds, through the Python API. Not collected by pytest.
 """
 
@@ -76,7 +81,7 @@ def peer_encoder(peer: str, args):
 
 def worker(args) -> None:
     """One build (or peer): encodes the slice whose index it reads on stdin, writes back the seconds."""
-    os.sched_setaffinity(0, {args.cpu})
+    os.sched_setaffinity(0, {args.cpu} if args.threads == 1 else set(range(args.threads)))
     if args.worker.startswith("peer:"):
         encode = peer_encoder(args.worker[len("peer:"):], args)
     else:
@@ -86,7 +91,15 @@ def worker(args) -> None:
         if not tokenforge.__file__.startswith(os.path.abspath(args.worker)):
             raise SystemExit(f"{args.worker}: imported tokenforge from {tokenforge.__file__} instead")
         enc = tokenforge.load(args.file) if args.file else tokenforge.get_encoding(args.encoding)
-        if args.kind == "list":
+        if args.threads > 1:
+            from bench_batch import documents
+
+            batch = enc.encode_ordinary_batch if args.kind == "list" else enc.encode_batch_to_numpy
+            extra = {} if args.kind == "list" else {"disallowed_special": ()}
+
+            def encode(t):
+                return batch(documents(t, 10_000), num_threads=args.threads, **extra)
+        elif args.kind == "list":
             def encode(t):
                 return enc.encode_ordinary(t)
         else:
@@ -94,7 +107,7 @@ def worker(args) -> None:
                 return enc.encode_to_numpy(t, disallowed_special=())
     parts = slices_of(args)
     first = encode(parts[0])
-    print(len(first), flush=True)  # ready (and the parent checks both builds agree on the ids' count)
+    print(len(first[0]) if args.threads > 1 and args.kind == "numpy" else len(first), flush=True)  # ready (and the parent checks both builds agree on the ids' count)
     for line in sys.stdin:
         t = (parts[int(line)] + ".")[:-1]  # a new str: its UTF-8 is not cached inside it yet
         start = time.perf_counter()
@@ -113,6 +126,7 @@ def main() -> None:
     ap.add_argument("--slice", type=int, default=100_000, help="characters per slice")
     ap.add_argument("--slices", type=int, default=40)
     ap.add_argument("--cpu", type=int, default=0, help="the core both builds run on")
+    ap.add_argument("--threads", type=int, default=1, help="encode each slice as a batch on this many threads")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -127,7 +141,7 @@ def main() -> None:
             ap.error(f"{d}: no tokenforge package there (pip install --no-deps --target {d} .)")
     setup_tiktoken_cache()  # (the workers inherit TIKTOKEN_CACHE_DIR: get_encoding runs offline)
     passed = ["--encoding", args.encoding, *(["--file", args.file] if args.file else []), "--corpus", args.corpus, "--kind", args.kind, "--slice", str(args.slice),
-              "--slices", str(args.slices), "--cpu", str(args.cpu)]
+              "--slices", str(args.slices), "--cpu", str(args.cpu), "--threads", str(args.threads)]
     procs = [subprocess.Popen([sys.executable, __file__, "--worker", d, *passed], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True) for d in builds]
     counts = [p.stdout.readline().strip() for p in procs]
@@ -147,13 +161,15 @@ def main() -> None:
         p.stdin.close()
         p.wait()
     mb = sum(len(s.encode()) for s in slices_of(args)[1:]) / 1e6
-    print(summary(f"{args.file or args.encoding} {args.corpus} {args.kind}", args.slice, mb, times))
+    threads = f", {args.threads} threads" if args.threads > 1 else ""
+    cores = f"{args.threads} cores" if args.threads > 1 else "one core"
+    print(summary(f"{args.file or args.encoding} {args.corpus} {args.kind}{threads}", args.slice, mb, times, cores))
 
 
-def summary(label: str, slice_chars: int, mb: float, times: list[list[float]]) -> str:
+def summary(label: str, slice_chars: int, mb: float, times: list[list[float]], cores: str = "one core") -> str:
     """The result line (bench_paired.py reads it): both MB/s, and the per-slice a / b time ratios."""
     ratios = sorted(a / b for a, b in zip(*times))
-    return (f"{label}, {len(ratios)} fresh slices of {slice_chars:,} characters, one core: "
+    return (f"{label}, {len(ratios)} fresh slices of {slice_chars:,} characters, {cores}: "
             f"a {mb / sum(times[0]):.1f} MB/s, b {mb / sum(times[1]):.1f} MB/s; median slice time a / b "
             f"{statistics.median(ratios):.3f} (quartiles {ratios[len(ratios) // 4]:.3f}-{ratios[3 * len(ratios) // 4]:.3f})")
 

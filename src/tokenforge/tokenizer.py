@@ -305,14 +305,15 @@ class Tokenizer:
         self._refresh_direct()
 
     def _refresh_direct(self) -> None:
-        """Sets _direct_encode / _direct_numpy, the engine's own encode and encode_to_numpy, when the
-        commonest call (a str, the tokenizer's own special-token policy) needs nothing around them:
-        no post-processor, truncation or padding, and the default masks made (by the first call that
+        """Sets _engine_only: the engine runs the whole of encode (byte-level with its pattern, and
+        no post-processor, truncation or padding). And _direct_encode / _direct_numpy, the engine's
+        own encode and encode_to_numpy, when the commonest call (a str, the tokenizer's own
+        special-token policy) needs nothing else: the default masks made (by the first call that
         takes the long way). encode and encode_to_numpy then test one attribute instead of five and
         look up no method (session 27: 40-character lines of English and code 1.03-1.09x faster, the
         two bodies timed on one instance). Called by everything that changes one of those conditions."""
-        direct = self._fast and self._post is None and self._truncation is None and self._padding is None and \
-            self._default_masks is not None
+        self._engine_only = self._fast and self._post is None and self._truncation is None and self._padding is None
+        direct = self._engine_only and self._default_masks is not None
         self._direct_encode = self._engine.encode if direct else None
         self._direct_numpy = self._engine.encode_to_numpy if direct else None
 
@@ -450,7 +451,7 @@ class Tokenizer:
                 return direct(text, masks[0], masks[1])
             except (UnicodeEncodeError, _core_mod.DisallowedSpecial):
                 pass
-        if pair is None and self._fast and self._post is None and self._truncation is None and self._padding is None:
+        if pair is None and self._engine_only:
             check_text(text)
             return self._encode_checked(self._engine.encode, text, allowed_special, disallowed_special)
         ids = self._encode_one(text, allowed_special, disallowed_special)
@@ -666,7 +667,7 @@ class Tokenizer:
                 return direct(text, masks[0], masks[1])
             except (UnicodeEncodeError, _core_mod.DisallowedSpecial):
                 pass
-        if self._fast and self._post is None and self._truncation is None and self._padding is None:
+        if self._engine_only:
             check_text(text)
             return self._encode_checked(self._engine.encode_to_numpy, text, allowed_special, disallowed_special)
         check_text(text)
@@ -802,7 +803,7 @@ class Tokenizer:
         texts = _check_batch(text)
         if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
             raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
-        if self._fast and self._post is None and self._truncation is None and self._padding is None:
+        if self._engine_only:
             return self._engine_batch(self._engine.encode_batch_to_numpy, texts, num_threads, allowed_special,
                                       disallowed_special)
         import numpy as np

@@ -5,7 +5,7 @@
     pip install --no-deps --target /tmp/build-b .        # (with the change)
     python benchmarks/ab_builds.py /tmp/build-a /tmp/build-b [--encoding cl100k_base]
         [--file TOKENIZER_FILE] [--corpus english|multilingual|code|PATH] [--kind list|numpy]
-        [--slice 100000] [--slices 40] [--threads 1]
+        [--slice 100000] [--slices 40] [--threads N | --threads A,B]
 
 On this shared machine a process's speed moves 1.5x within minutes, so two builds timed one after
 the other (or even alternating processes, best of N) cannot show a change under ~10%. Here each
@@ -21,7 +21,10 @@ With --threads N (N > 1), each build encodes each slice as a batch on N threads 
 (`encode_ordinary_batch` or `encode_batch_to_numpy` of documents of about 10,000 characters, cut at
 line ends, as bench_batch.py cuts them), both processes on the first N cores in turn: two builds'
 batches compared on the same fresh text (pass a larger --slice: a batch of 100,000 characters is
-mostly thread hand-offs). This is session 15's C++ method (docs/design.md, "Small effects,
+mostly thread hand-offs). --threads A,B gives build a A threads and build b B, both as batches:
+`ab_builds.py BUILD BUILD --threads 1,2` is the two-thread batch against the one-thread batch, each
+in a process of its own on the same fresh slices in turn (in one process, as bench_batch.py runs
+them, the thread that encodes every batch meets each slice's words before the second thread does). This is session 15's C++ method (docs/design.md, "Small effects,
 session 15") for any two builds, through the Python API. Not collected by pytest.
 """
 
@@ -81,7 +84,9 @@ def peer_encoder(peer: str, args):
 
 def worker(args) -> None:
     """One build (or peer): encodes the slice whose index it reads on stdin, writes back the seconds."""
-    os.sched_setaffinity(0, {args.cpu} if args.threads == 1 else set(range(args.threads)))
+    threads = int(args.threads_here)
+    cores = max(2, *map(int, args.threads.split(","))) if args.threads != "1" else 1
+    os.sched_setaffinity(0, {args.cpu} if cores == 1 else set(range(cores)))
     if args.worker.startswith("peer:"):
         encode = peer_encoder(args.worker[len("peer:"):], args)
     else:
@@ -91,14 +96,14 @@ def worker(args) -> None:
         if not tokenforge.__file__.startswith(os.path.abspath(args.worker)):
             raise SystemExit(f"{args.worker}: imported tokenforge from {tokenforge.__file__} instead")
         enc = tokenforge.load(args.file) if args.file else tokenforge.get_encoding(args.encoding)
-        if args.threads > 1:
+        if args.threads != "1":
             from bench_batch import documents
 
             batch = enc.encode_ordinary_batch if args.kind == "list" else enc.encode_batch_to_numpy
             extra = {} if args.kind == "list" else {"disallowed_special": ()}
 
             def encode(t):
-                return batch(documents(t, 10_000), num_threads=args.threads, **extra)
+                return batch(documents(t, 10_000), num_threads=threads, **extra)
         elif args.kind == "list":
             def encode(t):
                 return enc.encode_ordinary(t)
@@ -107,7 +112,7 @@ def worker(args) -> None:
                 return enc.encode_to_numpy(t, disallowed_special=())
     parts = slices_of(args)
     first = encode(parts[0])
-    print(len(first[0]) if args.threads > 1 and args.kind == "numpy" else len(first), flush=True)  # ready (and the parent checks both builds agree on the ids' count)
+    print(len(first[0]) if args.threads != "1" and args.kind == "numpy" else len(first), flush=True)  # ready (and the parent checks both builds agree on the ids' count)
     for line in sys.stdin:
         t = (parts[int(line)] + ".")[:-1]  # a new str: its UTF-8 is not cached inside it yet
         start = time.perf_counter()
@@ -126,7 +131,8 @@ def main() -> None:
     ap.add_argument("--slice", type=int, default=100_000, help="characters per slice")
     ap.add_argument("--slices", type=int, default=40)
     ap.add_argument("--cpu", type=int, default=0, help="the core both builds run on")
-    ap.add_argument("--threads", type=int, default=1, help="encode each slice as a batch on this many threads")
+    ap.add_argument("--threads", default="1", help="encode each slice as a batch on this many threads (A,B: per build)")
+    ap.add_argument("--threads-here", default="1", help=argparse.SUPPRESS)
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -139,11 +145,19 @@ def main() -> None:
             continue
         if not os.path.isfile(os.path.join(d, "tokenforge", "__init__.py")):
             ap.error(f"{d}: no tokenforge package there (pip install --no-deps --target {d} .)")
+    per_build = args.threads.split(",")
+    if len(per_build) == 1:
+        per_build *= 2
+    if len(per_build) != 2 or not all(t.isdigit() and int(t) >= 1 for t in per_build):
+        ap.error(f"--threads takes N or A,B (positive counts), not {args.threads!r}")
+    if args.threads != "1" and any(d in PEERS for d in (args.a, args.b)):
+        ap.error("--threads is for tokenforge builds (the peers run one thread)")
     setup_tiktoken_cache()  # (the workers inherit TIKTOKEN_CACHE_DIR: get_encoding runs offline)
     passed = ["--encoding", args.encoding, *(["--file", args.file] if args.file else []), "--corpus", args.corpus, "--kind", args.kind, "--slice", str(args.slice),
-              "--slices", str(args.slices), "--cpu", str(args.cpu), "--threads", str(args.threads)]
-    procs = [subprocess.Popen([sys.executable, __file__, "--worker", d, *passed], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True) for d in builds]
+              "--slices", str(args.slices), "--cpu", str(args.cpu), "--threads", args.threads]
+    procs = [subprocess.Popen([sys.executable, __file__, "--worker", d, *passed, "--threads-here", t],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+             for d, t in zip(builds, per_build)]
     counts = [p.stdout.readline().strip() for p in procs]
     if not all(counts):
         raise SystemExit("a build failed to start (its error is above)")
@@ -161,8 +175,8 @@ def main() -> None:
         p.stdin.close()
         p.wait()
     mb = sum(len(s.encode()) for s in slices_of(args)[1:]) / 1e6
-    threads = f", {args.threads} threads" if args.threads > 1 else ""
-    cores = f"{args.threads} cores" if args.threads > 1 else "one core"
+    threads = "" if args.threads == "1" else f", batches on {' / '.join(per_build)} threads"
+    cores = "one core" if args.threads == "1" else f"{max(2, *map(int, per_build))} cores"
     print(summary(f"{args.file or args.encoding} {args.corpus} {args.kind}{threads}", args.slice, mb, times, cores))
 
 

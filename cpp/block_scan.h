@@ -22,13 +22,16 @@
 //    piece: a word's prefix, a space before punctuation, or `\s` alone).
 // These rules need the bytes around a position and the runs through it; so only starts whose
 // runs end inside the 64 bytes are trusted. Letters of two bytes whose class a range test of
-// their two bytes decides (Latin-1's, Cyrillic's first 96, Latin Extended-A's and, where case does
-// not matter, U+0100..U+024F) count as letters, both bytes in the letter's class, and so do the three-byte
-// letters without case of CJK ideographs, Hangul syllables and kana (add_three_byte_letters); the
-// block stops before any other byte >= 0x80 (a letter, digit, space or mark of another script could change the piece)
-// and before an apostrophe that could begin a contraction; those pieces, and the end of the text
-// (`\s++$`), are left to the byte-at-a-time scanners. The callers check every piece against
-// `regex` (tests/test_fast_paths.py).
+// their two bytes decides (Latin-1's, Cyrillic's first 96, Latin Extended-A's and, where case
+// does not matter, U+0100..U+024F) count as letters, both bytes in the letter's class, and so do
+// the three-byte letters without case of CJK ideographs, Hangul syllables and kana
+// (add_three_byte_letters). The commonest punctuation of two and three bytes (« » ’ “ ” — • …,
+// add_punctuation) counts as O, one character of several bytes: where the rules above take a
+// single O, they take the whole character. The block stops before any other byte >= 0x80 (a
+// letter, digit, space or mark of another script could change the piece) and before an
+// apostrophe that could begin a contraction; those pieces, and the end of the text (`\s++$`), are
+// left to the byte-at-a-time scanners. The callers check every piece against `regex`
+// (tests/test_fast_paths.py).
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -56,7 +59,8 @@ struct BlockStarts {
 struct Classes {
   uint64_t upper, lower, digit, space, newline, high, apostrophe, contraction_letter, slash, blank;
   uint64_t caseless;  // where case matters: letters of neither case (the three-byte letters below)
-  uint64_t foreign;   // the bytes >= 0x80 that are not part of a known letter
+  uint64_t foreign;   // the bytes >= 0x80 that are not part of a known letter or punctuation mark
+  uint64_t wide_other, wide_cont;  // the bytes of the known punctuation of 2 and 3 bytes; all but their first (below)
   uint64_t cjk_punctuation;  // the first bytes of the commonest CJK punctuation marks (below)
 };
 
@@ -214,6 +218,27 @@ inline uint64_t add_three_byte_letters(const Block& b, uint64_t cont, Classes& c
   return letter;
 }
 
+// Adds the two- and three-byte punctuation and symbols commonest in Latin-script and typographic
+// text, all of class O (neither letter, digit nor whitespace), to c.wide_other (all their bytes)
+// and c.wide_cont (all but their first), and returns the mask of their bytes:
+//  - C2 A1..A9, AB..B1, B4, B6..B8, BB, BF: ¡ ¢ £ ¤ ¥ ¦ § ¨ © « ¬ (soft hyphen) ® ¯ ° ± ´ ¶ · ¸ » ¿
+//    (not C2 A0, the no-break space, which is whitespace, nor ª ² ³ µ ¹ º ¼ ½ ¾: letters and digits);
+//  - C3 97 and C3 B7: × and ÷;
+//  - E2 80 90..A7: U+2010..U+2027, the dashes, quotation marks, † ‡ • ‣ ․ ‥ … ‧; E2 80 B0..BE:
+//    U+2030..U+203E, ‰ ‱ ′ ″ ‴ ‵ ‶ ‷ ‸ ‹ › ※ ‼ ‽ ‾ (not U+2028..U+202F: line and paragraph
+//    separators, format characters and a no-break space).
+// A character that does not end inside the block is not added (it stays foreign).
+template <class Block>
+inline uint64_t add_punctuation(const Block& b, Classes& c) {
+  uint64_t c2_second = b.in_range(0xA1, 9) | b.in_range(0xAB, 7) | b.equal(0xB4) | b.in_range(0xB6, 3) | b.equal(0xBB) |
+                       b.equal(0xBF);
+  uint64_t lead2 = (b.equal(0xC2) & (c2_second >> 1)) | (b.equal(0xC3) & ((b.equal(0x97) | b.equal(0xB7)) >> 1));
+  uint64_t lead3 = b.equal(0xE2) & (b.equal(0x80) >> 1) & ((b.in_range(0x90, 0x18) | b.in_range(0xB0, 0x0F)) >> 2);
+  c.wide_cont = (lead2 << 1) | (lead3 << 1) | (lead3 << 2);
+  c.wide_other = lead2 | lead3 | c.wide_cont;
+  return c.wide_other;
+}
+
 template <bool CaseMatters, class Block>
 inline Classes classify(const uint8_t* p) {
   Block b(p);
@@ -234,6 +259,7 @@ inline Classes classify(const uint8_t* p) {
     uint64_t cont = b.high_below(0xC0);
     c.foreign &= ~add_two_byte_letters<CaseMatters>(b, cont, c);
     if (c.foreign & ~cont) c.foreign &= ~add_three_byte_letters<CaseMatters>(b, cont, c);
+    if (c.foreign) c.foreign &= ~add_punctuation(b, c);
   }
   return c;
 }
@@ -244,6 +270,16 @@ inline uint64_t fill_right(uint64_t seeds, uint64_t m) {
   for (int step = 1; step < 64; step *= 2) {
     x |= (x << step) & t;
     t &= t << step;
+  }
+  return x;
+}
+
+// The same towards the run's start.
+inline uint64_t fill_left(uint64_t seeds, uint64_t m) {
+  uint64_t x = seeds & m, t = m;
+  for (int step = 1; step < 64; step *= 2) {
+    x |= (x >> step) & t;
+    t &= t >> step;
   }
   return x;
 }
@@ -282,7 +318,7 @@ inline BlockStarts piece_starts(const uint8_t* p) {
   uint64_t valid = bits_below(end);
   uint64_t letter = (c.upper | c.lower | c.caseless) & valid, digit = c.digit & valid, white = c.space & valid;
   uint64_t newline = c.newline & valid, blank = c.blank & valid;
-  uint64_t other = ~(letter | digit | white | c.high) & valid;
+  uint64_t other = ~(letter | digit | white | (c.high & ~c.wide_other)) & valid;
   uint64_t separate = white & ~newline;  // S
   // The byte before p counts as none of the classes: p is known to start a piece.
 
@@ -300,10 +336,15 @@ inline BlockStarts piece_starts(const uint8_t* p) {
   }
 
   // A single O (not after a space, not taken) or a byte of S before letters is the word's prefix.
-  uint64_t lone_other = other & ~(other << 1) & ~(blank << 1) & ~taken;
-  uint64_t prefix = (separate | lone_other) & (letter >> 1);
-  uint64_t starts = prefix;
-  starts |= letter & ~(letter << 1) & ~(prefix << 1);
+  // An O of two or three bytes counts as one: the prefix is then the whole character, from its
+  // first byte (prefix_start) to its last (prefix_end, the byte before the letters).
+  uint64_t first_other = other & ~(other << 1) & ~(blank << 1) & ~taken;  // an O run's first byte
+  uint64_t lone = first_other;  // its first character
+  if (c.wide_cont) lone = fill_right(first_other, first_other | (c.wide_cont & valid));
+  uint64_t prefix_end = (separate | lone) & (letter >> 1), prefix_start = prefix_end;
+  if (c.wide_cont) prefix_start = (prefix_end & ~lone) | (fill_left(prefix_end & lone, lone) & ~(lone << 1));
+  uint64_t starts = prefix_start;
+  starts |= letter & ~(letter << 1) & ~(prefix_end << 1);
   if (O200k) starts |= c.upper & (c.lower << 1) & valid;  // "camelCase": a capital after a small letter
 
   // Digits: the run's start, then every third digit.
@@ -313,7 +354,7 @@ inline BlockStarts piece_starts(const uint8_t* p) {
   starts |= digit_starts;
 
   // Runs of O: at their start unless a space is before them.
-  starts |= other & ~(other << 1) & ~(blank << 1) & ~taken;
+  starts |= first_other;
 
   // Whitespace not taken by punctuation: the run's start, after its last CR/LF, its last byte in S.
   uint64_t ws = white & ~taken;
@@ -342,7 +383,7 @@ inline BlockStarts gpt2_starts(const uint8_t* p) {
   uint64_t valid = bits_below(end);
   uint64_t letter = (c.upper | c.lower) & valid, digit = c.digit & valid, white = c.space & valid;
   uint64_t blank = c.blank & valid;
-  uint64_t other = ~(letter | digit | white | c.high) & valid;
+  uint64_t other = ~(letter | digit | white | (c.high & ~c.wide_other)) & valid;
   uint64_t run_starts = (letter & ~(letter << 1)) | (digit & ~(digit << 1)) | (other & ~(other << 1));
   uint64_t ws_starts = white & ~(white << 1);
   uint64_t starts = (run_starts & ~(blank << 1)) | ws_starts | (white & ~(white >> 1)) | 1;

@@ -317,8 +317,18 @@ _LONG_RUN_FRAGMENTS = ["各マニュアルページには短い要約文が含�
                        "\u30fb", "\u309b", "々", "\u3040", "Ａ", "a", "Ab", "XY", "é", "1", " ", "\n", "'s", "-"]
 
 
+# Punctuation of two and three bytes the blocks know (block_scan.h, add_punctuation: one O
+# character of several bytes), with its neighbours in the same ranges that are whitespace, letters,
+# digits or format characters, and what a word, a space, a contraction or a line end does beside it.
+_PUNCTUATION_FRAGMENTS = ["“", "”", "‘", "’", "—", "–", "…", "•", "«", "»", "¡", "¿", "©", "°", "±", "×", "÷", "‰", "‹",
+                          "›", "‾", "\u2010", "\u2027", "\u2028", "\u2029", "\u202f", "\u200b", "\u200f", "\u2030",
+                          "\u203e", "\u203f", "\u00a0", "\u00ad", "ª", "²", "µ", "º", "¼", "don’t", "“Hello,”", " — ",
+                          "…\n", "’s", "’S", "«\u00a0", "word", "Word", "a", "B", " ", "  ", "\n", "\r\n", "\t", ".",
+                          ",", "(", ")", "'", "'s", "s", "t", "1", "22", "/", "-", "é", "Ж", "中", "😀"]
+
+
 _FRAGMENT_SETS = {"ascii": _BLOCK_FRAGMENTS, "two-byte": _TWO_BYTE_FRAGMENTS, "three-byte": _THREE_BYTE_FRAGMENTS,
-                  "long-runs": _LONG_RUN_FRAGMENTS}
+                  "long-runs": _LONG_RUN_FRAGMENTS, "punctuation": _PUNCTUATION_FRAGMENTS}
 
 
 def _fragment_text(kind):
@@ -381,6 +391,17 @@ def test_block_scan_every_latin_extended_a_letter_equals_regex():
     chars = [chr(o) for o in range(0x100, 0x180)]
     text = "".join(f"{c}a {c}A a{c} A{c}a {c}{c}A x{c}{c} " for c in chars) * 2
     for name in ("cl100k", "o200k"):
+        pattern = patterns.NAMED[name]
+        assert _core.Pattern(pattern).spans(text) == [m.span() for m in regex.finditer(pattern, text)], name
+
+
+def test_block_scan_every_punctuation_neighbour_equals_regex():
+    # The blocks take the punctuation of U+00A1..U+00BF, × ÷, U+2010..U+2027 and U+2030..U+203E as
+    # one O character (block_scan.h); every code point of those ranges and around them, beside
+    # letters, spaces, other punctuation, line ends and itself.
+    chars = [chr(o) for o in [*range(0xA0, 0xC0), 0xD7, 0xF7, *range(0x2000, 0x2070)]]
+    text = "".join(f"{c}a {c}A a{c}b {c}{c}x ({c}y {c}(z .{c}\n{c}\n x{c} 1{c}2 " for c in chars) * 2
+    for name in ("gpt2", "cl100k", "o200k"):
         pattern = patterns.NAMED[name]
         assert _core.Pattern(pattern).spans(text) == [m.span() for m in regex.finditer(pattern, text)], name
 

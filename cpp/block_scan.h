@@ -26,11 +26,12 @@
 // does not matter, U+0100..U+024F) count as letters, both bytes in the letter's class, and so do
 // the three-byte letters without case of CJK ideographs, Hangul syllables and kana
 // (add_three_byte_letters). The commonest punctuation of two and three bytes (« » ’ “ ” — • …,
-// add_punctuation) counts as O, one character of several bytes: where the rules above take a
-// single O, they take the whole character. The block stops before any other byte >= 0x80 (a
-// letter, digit, space or mark of another script could change the piece) and before an
-// apostrophe that could begin a contraction; those pieces, and the end of the text (`\s++$`), are
-// left to the byte-at-a-time scanners. The callers check every piece against `regex`
+// add_punctuation) counts as O and the no-break space as S, one character of several bytes:
+// where the rules above take a single O or S, or a run's last byte, they take the whole
+// character. The block stops before any other byte >= 0x80 (a letter, digit, space or mark of
+// another script could change the piece) and before an apostrophe that could begin a
+// contraction; those pieces, and the end of the text (`\s++$`), are left to the byte-at-a-time
+// scanners. The callers check every piece against `regex`
 // (tests/test_fast_paths.py).
 #pragma once
 #include <algorithm>
@@ -60,7 +61,8 @@ struct Classes {
   uint64_t upper, lower, digit, space, newline, high, apostrophe, contraction_letter, slash, blank;
   uint64_t caseless;  // where case matters: letters of neither case (the three-byte letters below)
   uint64_t foreign;   // the bytes >= 0x80 that are not part of a known letter or punctuation mark
-  uint64_t wide_other, wide_cont;  // the bytes of the known punctuation of 2 and 3 bytes; all but their first (below)
+  uint64_t wide_other;  // the bytes of the known punctuation of 2 and 3 bytes (add_punctuation)
+  uint64_t wide_cont;   // the bytes after the first of those and of the no-break space
   uint64_t cjk_punctuation;  // the first bytes of the commonest CJK punctuation marks (below)
 };
 
@@ -234,9 +236,27 @@ inline uint64_t add_punctuation(const Block& b, Classes& c) {
                        b.equal(0xBF);
   uint64_t lead2 = (b.equal(0xC2) & (c2_second >> 1)) | (b.equal(0xC3) & ((b.equal(0x97) | b.equal(0xB7)) >> 1));
   uint64_t lead3 = b.equal(0xE2) & (b.equal(0x80) >> 1) & ((b.in_range(0x90, 0x18) | b.in_range(0xB0, 0x0F)) >> 2);
-  c.wide_cont = (lead2 << 1) | (lead3 << 1) | (lead3 << 2);
-  c.wide_other = lead2 | lead3 | c.wide_cont;
+  uint64_t cont = (lead2 << 1) | (lead3 << 1) | (lead3 << 2);
+  c.wide_cont |= cont;
+  c.wide_other = lead2 | lead3 | cont;
   return c.wide_other;
+}
+
+// Adds the no-break space C2 A0 (French typography, text taken from HTML), whitespace of two
+// bytes, to c.space and c.wide_cont, and returns the mask of its bytes.
+template <class Block>
+inline uint64_t add_no_break_space(const Block& b, Classes& c) {
+  uint64_t lead = b.equal(0xC2) & (b.equal(0xA0) >> 1);
+  c.space |= lead | (lead << 1);
+  c.wide_cont |= lead << 1;
+  return lead | (lead << 1);
+}
+
+// The first byte of the character whose last byte is at each bit of `ends` (characters of up to
+// three bytes; cont: the bytes after the first of the multi-byte ones the blocks know).
+inline uint64_t first_bytes(uint64_t ends, uint64_t cont) {
+  uint64_t one_back = (ends & cont) >> 1;
+  return (ends & ~cont) | (one_back & ~cont) | ((one_back & cont) >> 1);
 }
 
 template <bool CaseMatters, class Block>
@@ -260,6 +280,7 @@ inline Classes classify(const uint8_t* p) {
     c.foreign &= ~add_two_byte_letters<CaseMatters>(b, cont, c);
     if (c.foreign & ~cont) c.foreign &= ~add_three_byte_letters<CaseMatters>(b, cont, c);
     if (c.foreign) c.foreign &= ~add_punctuation(b, c);
+    if (c.foreign) c.foreign &= ~add_no_break_space(b, c);
   }
   return c;
 }
@@ -270,16 +291,6 @@ inline uint64_t fill_right(uint64_t seeds, uint64_t m) {
   for (int step = 1; step < 64; step *= 2) {
     x |= (x << step) & t;
     t &= t << step;
-  }
-  return x;
-}
-
-// The same towards the run's start.
-inline uint64_t fill_left(uint64_t seeds, uint64_t m) {
-  uint64_t x = seeds & m, t = m;
-  for (int step = 1; step < 64; step *= 2) {
-    x |= (x >> step) & t;
-    t &= t >> step;
   }
   return x;
 }
@@ -335,14 +346,15 @@ inline BlockStarts piece_starts(const uint8_t* p) {
     }
   }
 
-  // A single O (not after a space, not taken) or a byte of S before letters is the word's prefix.
-  // An O of two or three bytes counts as one: the prefix is then the whole character, from its
-  // first byte (prefix_start) to its last (prefix_end, the byte before the letters).
+  // A single O (not after a space, not taken) or S before letters is the word's prefix. A
+  // character of two or three bytes counts as one: the prefix is then the whole character, from
+  // its first byte (prefix_start) to its last (prefix_end, the byte before the letters).
+  uint64_t cont = c.wide_cont & valid;
   uint64_t first_other = other & ~(other << 1) & ~(blank << 1) & ~taken;  // an O run's first byte
   uint64_t lone = first_other;  // its first character
-  if (c.wide_cont) lone = fill_right(first_other, first_other | (c.wide_cont & valid));
+  if (cont) lone = fill_right(first_other, first_other | cont);
   uint64_t prefix_end = (separate | lone) & (letter >> 1), prefix_start = prefix_end;
-  if (c.wide_cont) prefix_start = (prefix_end & ~lone) | (fill_left(prefix_end & lone, lone) & ~(lone << 1));
+  if (cont) prefix_start = first_bytes(prefix_end, cont);
   uint64_t starts = prefix_start;
   starts |= letter & ~(letter << 1) & ~(prefix_end << 1);
   if (O200k) starts |= c.upper & (c.lower << 1) & valid;  // "camelCase": a capital after a small letter
@@ -360,7 +372,8 @@ inline BlockStarts piece_starts(const uint8_t* p) {
   uint64_t ws = white & ~taken;
   uint64_t ws_starts = ws & ~(ws << 1);
   starts |= ws_starts;
-  starts |= ws & separate & ~(ws >> 1);
+  uint64_t last_separate = ws & separate & ~(ws >> 1);
+  starts |= cont ? first_bytes(last_separate, cont) : last_separate;
   // After a CR/LF, a run of S that reaches the end of the whitespace run starts a piece.
   for (uint64_t seeds = separate & ws & ((newline & ws) << 1); seeds; seeds &= seeds - 1) {
     unsigned k = unsigned(__builtin_ctzll(seeds));
@@ -386,7 +399,8 @@ inline BlockStarts gpt2_starts(const uint8_t* p) {
   uint64_t other = ~(letter | digit | white | (c.high & ~c.wide_other)) & valid;
   uint64_t run_starts = (letter & ~(letter << 1)) | (digit & ~(digit << 1)) | (other & ~(other << 1));
   uint64_t ws_starts = white & ~(white << 1);
-  uint64_t starts = (run_starts & ~(blank << 1)) | ws_starts | (white & ~(white >> 1)) | 1;
+  uint64_t last_white = white & ~(white >> 1), cont = c.wide_cont & valid;  // (its character's first byte starts)
+  uint64_t starts = (run_starts & ~(blank << 1)) | ws_starts | (cont ? first_bytes(last_white, cont) : last_white) | 1;
   return block_result(starts, trusted_positions(end, white, ws_starts), end, c);
 }
 inline BlockStarts gpt2_piece_starts(const uint8_t* p) { return gpt2_starts<Sse2Block>(p); }

@@ -318,12 +318,13 @@ _LONG_RUN_FRAGMENTS = ["各マニュアルページには短い要約文が含�
 
 
 # Punctuation of two and three bytes the blocks know (block_scan.h, add_punctuation: one O
-# character of several bytes), with its neighbours in the same ranges that are whitespace, letters,
+# character of several bytes) and the no-break space (one S character), with their neighbours in the same ranges that are whitespace, letters,
 # digits or format characters, and what a word, a space, a contraction or a line end does beside it.
 _PUNCTUATION_FRAGMENTS = ["“", "”", "‘", "’", "—", "–", "…", "•", "«", "»", "¡", "¿", "©", "°", "±", "×", "÷", "‰", "‹",
                           "›", "‾", "\u2010", "\u2027", "\u2028", "\u2029", "\u202f", "\u200b", "\u200f", "\u2030",
                           "\u203e", "\u203f", "\u00a0", "\u00ad", "ª", "²", "µ", "º", "¼", "don’t", "“Hello,”", " — ",
-                          "…\n", "’s", "’S", "«\u00a0", "word", "Word", "a", "B", " ", "  ", "\n", "\r\n", "\t", ".",
+                          "…\n", "’s", "’S", "«\u00a0", "\u00a0»", "mot\u00a0:", "\u00a0\u00a0", " \u00a0", "\u00a0 ",
+                          "\n\u00a0", "\u00a0\n", "\u00a0\u2019", "word", "Word", "a", "B", " ", "  ", "\n", "\r\n", "\t", ".",
                           ",", "(", ")", "'", "'s", "s", "t", "1", "22", "/", "-", "é", "Ж", "中", "😀"]
 
 
@@ -397,10 +398,12 @@ def test_block_scan_every_latin_extended_a_letter_equals_regex():
 
 def test_block_scan_every_punctuation_neighbour_equals_regex():
     # The blocks take the punctuation of U+00A1..U+00BF, × ÷, U+2010..U+2027 and U+2030..U+203E as
-    # one O character (block_scan.h); every code point of those ranges and around them, beside
-    # letters, spaces, other punctuation, line ends and itself.
+    # one O character, and the no-break space U+00A0 as one S (block_scan.h); every code point of
+    # those ranges and around them, beside letters, spaces, no-break spaces, other punctuation,
+    # line ends and itself.
     chars = [chr(o) for o in [*range(0xA0, 0xC0), 0xD7, 0xF7, *range(0x2000, 0x2070)]]
-    text = "".join(f"{c}a {c}A a{c}b {c}{c}x ({c}y {c}(z .{c}\n{c}\n x{c} 1{c}2 " for c in chars) * 2
+    text = "".join(f"{c}a {c}A a{c}b {c}{c}x ({c}y {c}(z .{c}\n{c}\n x{c} 1{c}2 \u00a0{c}a {c}\u00a0b  {c} \t{c}\t"
+                   for c in chars) * 2
     for name in ("gpt2", "cl100k", "o200k"):
         pattern = patterns.NAMED[name]
         assert _core.Pattern(pattern).spans(text) == [m.span() for m in regex.finditer(pattern, text)], name

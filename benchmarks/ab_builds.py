@@ -16,7 +16,10 @@ of the per-slice time ratios (a / b: above 1 means b is faster). Run a build aga
 to see the noise (0.98-1.04 here).
 Either build may instead be a peer, `fastokens` or `gigatoken` (called as bench_encode.py calls
 them, one thread): `ab_builds.py BUILD fastokens` is then tokenforge against the peer on the same
-fresh slices in turn, its median ratio steadier than bench_encode.py's separate runs.
+fresh slices in turn, its median ratio steadier than bench_encode.py's separate runs. This is
+session 15's C++ method (docs/design.md, "Small effects, session 15") for any two builds, through
+the Python API. Not collected by pytest.
+
 With --threads N (N > 1), each build encodes each slice as a batch on N threads instead
 (`encode_ordinary_batch` or `encode_batch_to_numpy` of documents of about 10,000 characters, cut at
 line ends, as bench_batch.py cuts them), both processes on the first N cores in turn: two builds'
@@ -24,8 +27,7 @@ batches compared on the same fresh text (pass a larger --slice: a batch of 100,0
 mostly thread hand-offs). --threads A,B gives build a A threads and build b B, both as batches:
 `ab_builds.py BUILD BUILD --threads 1,2` is the two-thread batch against the one-thread batch, each
 in a process of its own on the same fresh slices in turn (in one process, as bench_batch.py runs
-them, the thread that encodes every batch meets each slice's words before the second thread does). This is session 15's C++ method (docs/design.md, "Small effects,
-session 15") for any two builds, through the Python API. Not collected by pytest.
+them, the thread that encodes every batch meets each slice's words before the second thread does).
 """
 
 from __future__ import annotations
@@ -59,6 +61,19 @@ def slices_of(args) -> list[str]:
 PEERS = ("fastokens", "gigatoken")
 
 
+def thread_counts(threads: str) -> list[int] | None:
+    """--threads as each build's thread count (N: both; A,B: each its own), None if malformed."""
+    parts = threads.split(",")
+    if len(parts) not in (1, 2) or not all(p.isdigit() and int(p) >= 1 for p in parts):
+        return None
+    return [int(p) for p in parts] * (3 - len(parts))
+
+
+def cores_for(threads: str) -> int:
+    """The cores both builds run on: one for the single-thread calls, else enough for either batch."""
+    return 1 if threads == "1" else max(2, *thread_counts(threads))
+
+
 def peer_encoder(peer: str, args):
     """A peer's encode function for args.encoding and args.kind, called as bench_encode.py calls it."""
     if args.file:
@@ -85,7 +100,7 @@ def peer_encoder(peer: str, args):
 def worker(args) -> None:
     """One build (or peer): encodes the slice whose index it reads on stdin, writes back the seconds."""
     threads = int(args.threads_here)
-    cores = max(2, *map(int, args.threads.split(","))) if args.threads != "1" else 1
+    cores = cores_for(args.threads)
     os.sched_setaffinity(0, {args.cpu} if cores == 1 else set(range(cores)))
     if args.worker.startswith("peer:"):
         encode = peer_encoder(args.worker[len("peer:"):], args)
@@ -145,17 +160,15 @@ def main() -> None:
             continue
         if not os.path.isfile(os.path.join(d, "tokenforge", "__init__.py")):
             ap.error(f"{d}: no tokenforge package there (pip install --no-deps --target {d} .)")
-    per_build = args.threads.split(",")
-    if len(per_build) == 1:
-        per_build *= 2
-    if len(per_build) != 2 or not all(t.isdigit() and int(t) >= 1 for t in per_build):
+    per_build = thread_counts(args.threads)
+    if per_build is None:
         ap.error(f"--threads takes N or A,B (positive counts), not {args.threads!r}")
     if args.threads != "1" and any(d in PEERS for d in (args.a, args.b)):
         ap.error("--threads is for tokenforge builds (the peers run one thread)")
     setup_tiktoken_cache()  # (the workers inherit TIKTOKEN_CACHE_DIR: get_encoding runs offline)
     passed = ["--encoding", args.encoding, *(["--file", args.file] if args.file else []), "--corpus", args.corpus, "--kind", args.kind, "--slice", str(args.slice),
               "--slices", str(args.slices), "--cpu", str(args.cpu), "--threads", args.threads]
-    procs = [subprocess.Popen([sys.executable, __file__, "--worker", d, *passed, "--threads-here", t],
+    procs = [subprocess.Popen([sys.executable, __file__, "--worker", d, *passed, "--threads-here", str(t)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
              for d, t in zip(builds, per_build)]
     counts = [p.stdout.readline().strip() for p in procs]
@@ -175,8 +188,8 @@ def main() -> None:
         p.stdin.close()
         p.wait()
     mb = sum(len(s.encode()) for s in slices_of(args)[1:]) / 1e6
-    threads = "" if args.threads == "1" else f", batches on {' / '.join(per_build)} threads"
-    cores = "one core" if args.threads == "1" else f"{max(2, *map(int, per_build))} cores"
+    threads = "" if args.threads == "1" else f", batches on {per_build[0]} / {per_build[1]} threads"
+    cores = "one core" if args.threads == "1" else f"{cores_for(args.threads)} cores"
     print(summary(f"{args.file or args.encoding} {args.corpus} {args.kind}{threads}", args.slice, mb, times, cores))
 
 

@@ -253,7 +253,8 @@ inline uint64_t add_no_break_space(const Block& b, Classes& c) {
 }
 
 // The first byte of the character whose last byte is at each bit of `ends` (characters of up to
-// three bytes; cont: the bytes after the first of the multi-byte ones the blocks know).
+// three bytes; cont: the bytes after the first of the multi-byte ones the blocks know; with none,
+// `ends` itself).
 inline uint64_t first_bytes(uint64_t ends, uint64_t cont) {
   uint64_t one_back = (ends & cont) >> 1;
   return (ends & ~cont) | (one_back & ~cont) | ((one_back & cont) >> 1);
@@ -348,14 +349,13 @@ inline BlockStarts piece_starts(const uint8_t* p) {
 
   // A single O (not after a space, not taken) or S before letters is the word's prefix. A
   // character of two or three bytes counts as one: the prefix is then the whole character, from
-  // its first byte (prefix_start) to its last (prefix_end, the byte before the letters).
+  // its first byte (a piece start) to its last (prefix_end, the byte before the letters).
   uint64_t cont = c.wide_cont & valid;
   uint64_t first_other = other & ~(other << 1) & ~(blank << 1) & ~taken;  // an O run's first byte
   uint64_t lone = first_other;  // its first character
   if (cont) lone = fill_right(first_other, first_other | cont);
-  uint64_t prefix_end = (separate | lone) & (letter >> 1), prefix_start = prefix_end;
-  if (cont) prefix_start = first_bytes(prefix_end, cont);
-  uint64_t starts = prefix_start;
+  uint64_t prefix_end = (separate | lone) & (letter >> 1);
+  uint64_t starts = first_bytes(prefix_end, cont);
   starts |= letter & ~(letter << 1) & ~(prefix_end << 1);
   if (O200k) starts |= c.upper & (c.lower << 1) & valid;  // "camelCase": a capital after a small letter
 
@@ -372,8 +372,7 @@ inline BlockStarts piece_starts(const uint8_t* p) {
   uint64_t ws = white & ~taken;
   uint64_t ws_starts = ws & ~(ws << 1);
   starts |= ws_starts;
-  uint64_t last_separate = ws & separate & ~(ws >> 1);
-  starts |= cont ? first_bytes(last_separate, cont) : last_separate;
+  starts |= first_bytes(ws & separate & ~(ws >> 1), cont);  // (the first byte of the last character)
   // After a CR/LF, a run of S that reaches the end of the whitespace run starts a piece.
   for (uint64_t seeds = separate & ws & ((newline & ws) << 1); seeds; seeds &= seeds - 1) {
     unsigned k = unsigned(__builtin_ctzll(seeds));
@@ -399,8 +398,8 @@ inline BlockStarts gpt2_starts(const uint8_t* p) {
   uint64_t other = ~(letter | digit | white | (c.high & ~c.wide_other)) & valid;
   uint64_t run_starts = (letter & ~(letter << 1)) | (digit & ~(digit << 1)) | (other & ~(other << 1));
   uint64_t ws_starts = white & ~(white << 1);
-  uint64_t last_white = white & ~(white >> 1), cont = c.wide_cont & valid;  // (its character's first byte starts)
-  uint64_t starts = (run_starts & ~(blank << 1)) | ws_starts | (cont ? first_bytes(last_white, cont) : last_white) | 1;
+  uint64_t last_white = first_bytes(white & ~(white >> 1), c.wide_cont & valid);  // (its last character's first byte)
+  uint64_t starts = (run_starts & ~(blank << 1)) | ws_starts | last_white | 1;
   return block_result(starts, trusted_positions(end, white, ws_starts), end, c);
 }
 inline BlockStarts gpt2_piece_starts(const uint8_t* p) { return gpt2_starts<Sse2Block>(p); }

@@ -290,7 +290,8 @@ _BLOCK_FRAGMENTS = ["a", "bc", "Word", "camelCase", "HTTPServer", "ABC", "x", "Z
 _TWO_BYTE_FRAGMENTS = ["Д", "ж", "Привет", "мир", "ЁЖИК", "ёлка", "Ѣѣ", "ѢѣѤ", "Ѡ", "×", "÷", "2×3", "a÷b",
                        "Ä", "ß", "ÿ", "Ö", "ÀÖØÞßàöøÿ", "ÉcOLE", "éTÉ", "āŁłǅ", "ǄǅǆDž", "Ɏɏ", "ʰ", "ʼ",
                        "Łódź", "İzmir", "ıI", "ğüşöç", "ŻÓŁW", "žluťoučký", "ķĸĹ", "ňŉŊ", "ŷŸŹ", "žſ", "ĀāĮįİı",
-                       "ĲĳĶķ", "ŀŁ", "ƀ", "Ā", "e\u0301", "\u0301", "\u00a0", "٣٤", "'ſ", "'ſt", "'Ж", "'é", "яЯ", "Яя", "ЯЯя",
+                       "ĲĳĶķ", "ŀŁ", "ƀ", "Ā", "e\u0301", "\u0301", "\u00a0", "٣٤", "'ſ", "'ſt", "'Ж", "'é", "яЯ",
+                       "Яя", "ЯЯя",
                        "ИмяФайла", "x", "Word", " ", "  ", "\n", "\r\n", ".", ",", "'", "'s", "1", "22",
                        "333", "/", "-", "(", ")", "\t", "中", "😀", "—", "«", "»", "№"]
 
@@ -318,14 +319,15 @@ _LONG_RUN_FRAGMENTS = ["各マニュアルページには短い要約文が含�
 
 
 # Punctuation of two and three bytes the blocks know (block_scan.h, add_punctuation: one O
-# character of several bytes) and the no-break space (one S character), with their neighbours in the same ranges that are whitespace, letters,
-# digits or format characters, and what a word, a space, a contraction or a line end does beside it.
+# character of several bytes) and the no-break space (one S character), with their neighbours in
+# the same ranges that are whitespace, letters, digits or format characters, and what a word, a
+# space, a contraction or a line end does beside them.
 _PUNCTUATION_FRAGMENTS = ["“", "”", "‘", "’", "—", "–", "…", "•", "«", "»", "¡", "¿", "©", "°", "±", "×", "÷", "‰", "‹",
                           "›", "‾", "\u2010", "\u2027", "\u2028", "\u2029", "\u202f", "\u200b", "\u200f", "\u2030",
                           "\u203e", "\u203f", "\u00a0", "\u00ad", "ª", "²", "µ", "º", "¼", "don’t", "“Hello,”", " — ",
                           "…\n", "’s", "’S", "«\u00a0", "\u00a0»", "mot\u00a0:", "\u00a0\u00a0", " \u00a0", "\u00a0 ",
-                          "\n\u00a0", "\u00a0\n", "\u00a0\u2019", "word", "Word", "a", "B", " ", "  ", "\n", "\r\n", "\t", ".",
-                          ",", "(", ")", "'", "'s", "s", "t", "1", "22", "/", "-", "é", "Ж", "中", "😀"]
+                          "\n\u00a0", "\u00a0\n", "\u00a0\u2019", "word", "Word", "a", "B", " ", "  ", "\n", "\r\n",
+                          "\t", ".", ",", "(", ")", "'", "'s", "s", "t", "1", "22", "/", "-", "é", "Ж", "中", "😀"]
 
 
 _FRAGMENT_SETS = {"ascii": _BLOCK_FRAGMENTS, "two-byte": _TWO_BYTE_FRAGMENTS, "three-byte": _THREE_BYTE_FRAGMENTS,

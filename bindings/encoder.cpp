@@ -242,14 +242,16 @@ struct PyEncoder {
     };
     {
       nb::gil_scoped_release release;
+      size_t threads = batch.threads_for(num_threads);
       batch_parallel_for(
-          n, batch.threads_for(num_threads),
+          n, threads,
           [&](size_t i) {
             std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
             Utf8Buffer scratch;
             std::string_view v;
             if (checks.read(i, scratch, &v)) {
               ids.reserve(v.size() / 3 + 16);  // (most texts: grown never or once)
+              BytePairModel::BatchText in_batch(threads > 1);
               encode_into(v, mask, ids);
             }
             results[i] = std::move(ids);
@@ -312,7 +314,10 @@ struct PyEncoder {
           std::string_view v;
           if (!checks.read(i, scratch, &v)) return;
           ids.reserve(v.size() / 3 + 16);  // (most texts: grown never or once)
-          encode_into(v, mask, ids);
+          {
+            BytePairModel::BatchText in_batch(true);
+            encode_into(v, mask, ids);
+          }
           if (suffix && (*suffix)[i] >= 0) ids.push_back(uint32_t((*suffix)[i]));
           results[i] = std::move(ids);
           order.finish(i);
@@ -393,10 +398,12 @@ struct PyEncoder {
     std::vector<std::vector<uint32_t>> results(n);
     {
       nb::gil_scoped_release release;
-      batch_parallel_for(n, batch.threads_for(num_threads), [&](size_t i) {
+      size_t threads = batch.threads_for(num_threads);
+      batch_parallel_for(n, threads, [&](size_t i) {
         Utf8Buffer scratch;
         std::string_view v;
         if (!batch.utf8(i, scratch, &v)) return;
+        BytePairModel::BatchText in_batch(threads > 1);
         encode_split_into(v, seq, results[i]);
       });
     }

@@ -414,6 +414,16 @@ BytePairModel::Cache* BytePairModel::cache() const {
   return c;
 }
 
+BytePairModel::BatchText::BatchText(bool on) {
+  if (!on) return;
+  cache_ = thread_cache();
+  cache_->in_batch = true;
+}
+
+BytePairModel::BatchText::~BatchText() {
+  if (cache_) cache_->in_batch = false;
+}
+
 namespace {
 // Moves a hot entry of the current epoch to the victim entries, at its own hash's place. (Single
 // bytes are not kept there: their miss costs no more than the victim lookup.)
@@ -946,7 +956,8 @@ void BytePairModel::cached_merge(const uint8_t* p, size_t n, const ShortKey& k, 
   }
   Tiers& tiers = *cache->tiers;
   SharedBigTier* big = n <= kCacheKey ? SharedBigTier::get() : nullptr;
-  bool again = big && big->merged_before(h);  // (else not in the big tier: not looked up)
+  // (else not in the big tier: not looked up; in a batch on several threads, always: BatchText)
+  bool again = big && (cache->in_batch || big->merged_before(h));
   if (again && big->find(h, serial_, k, p, n, out)) return;
   const LongLine* line = tiers.long_pieces.find(h, [&](const LongLine& l) {
     return l.model == serial_ && l.len == n && std::memcmp(l.key, p, n) == 0;

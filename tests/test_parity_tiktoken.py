@@ -144,3 +144,23 @@ def test_decode_encode_roundtrip(pair, name, text):
     _, enc = pair(name)
     assert enc.decode(enc.encode_ordinary(text)) == text
     assert enc.decode_bytes(enc.encode(text, disallowed_special=())) == text.encode("utf-8")
+
+
+@pytest.mark.parametrize("name", FAST)
+def test_batches_on_two_threads_equal_tiktoken(tiktoken_module, name, corpus_texts):
+    # On several threads a batch puts every piece it merges into the process's big tier at its
+    # first merge (BytePairModel::BatchText), and the other thread finds it there. A fresh
+    # Encoding (a model of its own, nothing of it in the tiers yet), documents of 2,000 characters
+    # whose words recur from one document to the next (so each thread meets pieces the other
+    # merged), both batch outputs against tiktoken per document.
+    from tokenforge.registry import ENCODING_CONSTRUCTORS
+
+    ref = tiktoken_module.get_encoding(name)
+    enc = tokenforge.Encoding(name, **ENCODING_CONSTRUCTORS[name]())
+    text = corpus_texts["stdlib"][:400_000] + corpus_texts["multilingual"] + corpus_texts["tinystories"][:200_000]
+    docs = [text[i:i + 2000] for i in range(0, len(text), 2000)]
+    expected = [ref.encode_ordinary(d) for d in docs]
+    for _ in range(2):  # (the second time, the pieces are in the tiers)
+        assert enc.encode_ordinary_batch(docs, num_threads=2) == expected
+        ids, offsets = enc.encode_batch_to_numpy(docs, num_threads=2, disallowed_special=())
+        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected

@@ -80,6 +80,8 @@ int main() {
 
   std::atomic<int> wrong{0};
   auto encode_all = [&](unsigned seed) {
+    // Two of the four threads as a batch's threads (every merged piece into the big tier at once).
+    tokenforge::BytePairModel::BatchText in_batch(seed % 2 == 0);
     std::mt19937 order_rng(seed);
     std::vector<size_t> order(pieces.size());
     for (int round = 0; round < 15; ++round) {

@@ -10,7 +10,7 @@
 // waiting for the last helper: up to 200 us a batch, a tenth of a two-thread batch of 1M
 // characters. So a helper spins a while (kSpinMicroseconds) before it sleeps, watching for the
 // next call, and the caller spins a while before it sleeps waiting for its helpers. At most one
-// thread fewer than the machine has cores spins (the others sleep at once), so the spinning never
+// thread fewer than the process has CPUs spins (the others sleep at once), so the spinning never
 // takes a core from the threads doing the work.
 //
 // One parallel_for uses the pool at a time: a call that finds it in use (another Python thread's
@@ -18,6 +18,7 @@
 // pool never makes a call wait for another. After fork() the child has none of the parent's
 // threads: it gets a pool of its own (the parent's is left, unused, and its memory with it).
 #pragma once
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -109,7 +110,7 @@ class WorkerPool {
   // true. False at once when as many threads as may spin already do (see the top of the file).
   template <class Ready>
   static bool spin_until(Ready&& ready) {
-    static const unsigned may_spin = std::max(1u, std::thread::hardware_concurrency()) - 1;
+    static const unsigned may_spin = usable_cpus() - 1;
     static std::atomic<unsigned> spinning{0};
     if (spinning.fetch_add(1, std::memory_order_relaxed) >= may_spin) {
       spinning.fetch_sub(1, std::memory_order_relaxed);
@@ -123,6 +124,15 @@ class WorkerPool {
     }
     spinning.fetch_sub(1, std::memory_order_relaxed);
     return became;
+  }
+  // The CPUs the process may run on (its affinity mask: taskset, a container's cpuset), at least 1:
+  // a process held to one CPU never spins.
+  static unsigned usable_cpus() {
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return unsigned(std::max(1, CPU_COUNT(&set)));
+#endif
+    return std::max(1u, std::thread::hardware_concurrency());
   }
   static void pause() {
 #if defined(__x86_64__) || defined(__i386__)

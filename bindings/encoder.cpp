@@ -280,16 +280,15 @@ struct PyEncoder {
     size_t n = batch.size();
     num_threads = batch.threads_for(num_threads);
     BatchChecks checks(*enc, batch, check);
-    std::vector<std::vector<uint32_t>> results(n);
     auto flat = std::make_unique<std::vector<uint32_t>>();
     auto offsets = std::make_unique<std::vector<int64_t>>(n + 1, 0);
     {
       nb::gil_scoped_release release;
+      // Room for all of it first (grown while encoding, the array was copied and its new pages
+      // faulted in at every doubling; one thread, ab_builds.py --threads 1,1 --kind numpy,
+      // 1M-character English batches: 1.023 and 0.888 in the two orders); grown if text needs more.
+      flat->reserve(batch.characters() / 3 + 16);
       if (n == 1 || num_threads <= 1) {  // one thread: straight into the flat array
-        // (room for all of it first, as the threads' path below has: grown while encoding, the
-        // array was copied and its new pages faulted in at every doubling; ab_builds.py --threads
-        // 1,1 --kind numpy, 1M-character English batches: 1.023 and 0.888 in the two orders)
-        flat->reserve(batch.characters() / 3 + 16);
         Utf8Buffer scratch;
         for (size_t i = 0; i < n; ++i) {
           std::string_view v;
@@ -302,6 +301,7 @@ struct PyEncoder {
         // Finished texts are appended to the flat array in order while the other threads go on
         // encoding (by whichever thread finds the lock free after finishing a text; as the list
         // batch does with the caller), not all copied after the last one.
+        std::vector<std::vector<uint32_t>> results(n);
         InOrder order(n);  // (taken with append_lock held)
         std::mutex append_lock;
         auto append_finished = [&] {
@@ -311,7 +311,6 @@ struct PyEncoder {
             std::vector<uint32_t>().swap(results[i]);
           });
         };
-        flat->reserve(batch.characters() / 3 + 16);  // (grown when text needs more)
         batch_parallel_for(n, num_threads, [&](size_t i) {
           std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
           Utf8Buffer scratch;

@@ -18,6 +18,10 @@ licenses, every manual page of /usr/share/man (English and the localized ones), 
 and the Markdown / reST / text documentation of the standard library and of site-packages; the four
 kinds interleaved document by document, so that any part of the file is a mix of prose, manual
 pages in many languages, and code.
+With --cjk, writes instead chinese.txt and japanese.txt: the lines of Debian's Chinese manual pages
+(/usr/share/man/zh_CN, zh_TW; manpages-zh) with a Han character and no kana, and the lines of the
+Japanese ones (/usr/share/man/ja; manpages-ja) with kana, for the peer comparisons on those scripts
+(benchmarks/ab_builds.py --corpus; the multilingual corpus holds little of them).
 With --install, first installs manpages-de manpages-ja manpages-zh manpages-ru manpages-fr with
 apt-get when they are missing (needs root and Debian's archive). The order of files is sorted, so
 the output is the same on every run on the same machine.
@@ -185,6 +189,29 @@ def write_dataset(path: pathlib.Path, limit: int) -> tuple[int, int]:
     return documents, size
 
 
+def _has(line: str, ranges) -> bool:
+    return any(lo <= ord(ch) < hi for ch in line for lo, hi in ranges)
+
+
+_HAN = ((0x3400, 0x4DC0), (0x4E00, 0xA000))
+_KANA = ((0x3040, 0x3100),)
+
+
+def chinese_line(line: str) -> bool:
+    return _has(line, _HAN) and not _has(line, _KANA)
+
+
+def japanese_line(line: str) -> bool:
+    return _has(line, _KANA)
+
+
+def cjk_lines(languages, keep, limit: int, root: pathlib.Path = pathlib.Path("/usr/share/man")) -> str:
+    """The lines of the manual pages of `languages` for which keep(line) holds, up to limit bytes."""
+    pages = (p for lang in languages if (root / lang).is_dir() for p in sorted((root / lang).rglob("*.gz")))
+    return take(("".join(line + "\n" for line in man_text(read_text(p)).splitlines() if keep(line))
+                 for p in pages), limit)
+
+
 def install_manpages() -> None:
     wanted = ["manpages-de", "manpages-ja", "manpages-zh", "manpages-ru", "manpages-fr"]
     missing = [w for w in wanted if subprocess.run(["dpkg", "-s", w], capture_output=True).returncode != 0]
@@ -198,6 +225,7 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=8)
     ap.add_argument("--install", action="store_true")
     ap.add_argument("--dataset", action="store_true", help="one JSON-lines file of real documents (see above)")
+    ap.add_argument("--cjk", action="store_true", help="chinese.txt and japanese.txt instead (see above)")
     args = ap.parse_args()
     if args.install:
         install_manpages()
@@ -208,7 +236,11 @@ def main() -> None:
         documents, size = write_dataset(path, limit)
         print(f"{path}: {documents} documents, {size / 1e6:.1f} MB", file=sys.stderr)
         return
-    for name, make in (("english", english), ("multilingual", multilingual), ("code", code)):
+    makers = (("english", english), ("multilingual", multilingual), ("code", code))
+    if args.cjk:
+        makers = (("chinese", lambda n: cjk_lines(["zh_CN", "zh_TW"], chinese_line, n)),
+                  ("japanese", lambda n: cjk_lines(["ja"], japanese_line, n)))
+    for name, make in makers:
         text = make(limit)
         (args.out_dir / f"{name}.txt").write_text(text, encoding="utf-8")
         print(f"{name}: {len(text.encode('utf-8')) / 1e6:.1f} MB", file=sys.stderr)

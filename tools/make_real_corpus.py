@@ -93,12 +93,18 @@ def man_text(raw: str) -> str:
     return "\n".join(lines)
 
 
+MAN = pathlib.Path("/usr/share/man")
+
+
+def man_pages(lang: str, root: pathlib.Path = MAN) -> list[pathlib.Path]:
+    """The compressed manual pages of one language, sorted (none when it is not installed)."""
+    return sorted((root / lang).rglob("*.gz")) if (root / lang).is_dir() else []
+
+
 def multilingual(limit: int) -> str:
-    root = pathlib.Path("/usr/share/man")
     per_language = []
     for lang in LANGUAGES:
-        pages = sorted((root / lang).rglob("*.gz")) if (root / lang).is_dir() else []
-        per_language.append(man_text(read_text(p)) for p in pages)
+        per_language.append(man_text(read_text(p)) for p in man_pages(lang))
     interleaved = (t for group in itertools.zip_longest(*per_language) for t in group if t)
     return take(interleaved, limit)
 
@@ -128,7 +134,7 @@ def _files(root: pathlib.Path, suffixes: tuple[str, ...]):
 
 def dataset_documents():
     """(source path, text) of the real documents named in the module docstring, interleaved by kind."""
-    doc_root, man_root = pathlib.Path("/usr/share/doc"), pathlib.Path("/usr/share/man")
+    doc_root, man_root = pathlib.Path("/usr/share/doc"), MAN
     python_roots = sorted({pathlib.Path(sysconfig.get_paths()[k]) for k in ("stdlib", "purelib", "platlib")})
     python_roots = [r for r in python_roots if not any(r != o and o in r.parents for o in python_roots)]
 
@@ -205,9 +211,9 @@ def japanese_line(line: str) -> bool:
     return _has(line, _KANA)
 
 
-def cjk_lines(languages, keep, limit: int, root: pathlib.Path = pathlib.Path("/usr/share/man")) -> str:
+def cjk_lines(languages, keep, limit: int, root: pathlib.Path = MAN) -> str:
     """The lines of the manual pages of `languages` for which keep(line) holds, up to limit bytes."""
-    pages = (p for lang in languages if (root / lang).is_dir() for p in sorted((root / lang).rglob("*.gz")))
+    pages = (p for lang in languages for p in man_pages(lang, root))
     return take(("".join(line + "\n" for line in man_text(read_text(p)).splitlines() if keep(line))
                  for p in pages), limit)
 

@@ -201,6 +201,8 @@ class BatchTexts {
   size_t size() const { return forms_.size(); }
   // The threads for this batch (batch_threads below).
   size_t threads_for(size_t wanted) const { return batch_threads(characters(), wanted); }
+  // Text i's characters (code points).
+  size_t length(size_t i) const { return forms_[i].length; }
   // The texts' characters (code points) together.
   size_t characters() const {
     size_t characters = 0;
@@ -371,6 +373,15 @@ template <class F, class Between = NoStep>
 void batch_parallel_for(size_t n, size_t threads, F f, Between between = Between()) {
   thread_utf8();
   tokenforge::parallel_for(n, threads, std::move(f), std::move(between));
+}
+
+// batch_parallel_for over the texts of `batch`, its long texts taken first (long_items_first,
+// parallel.h): f(i) for every text i, in that order.
+template <class F, class Between = NoStep>
+void batch_parallel_for(const BatchTexts& batch, size_t threads, F f, Between between = Between()) {
+  std::vector<size_t> order = tokenforge::long_items_first(batch.size(), threads, [&](size_t i) { return batch.length(i); });
+  if (order.empty()) return batch_parallel_for(batch.size(), threads, std::move(f), std::move(between));
+  batch_parallel_for(batch.size(), threads, [&](size_t k) { f(order[k]); }, std::move(between));
 }
 
 // Byte offsets into the UTF-8 text v turned into code point offsets, in place (spans in order).

@@ -244,7 +244,7 @@ struct PyEncoder {
       nb::gil_scoped_release release;
       size_t threads = batch.threads_for(num_threads);
       batch_parallel_for(
-          n, threads,
+          batch, threads,
           [&](size_t i) {
             std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
             Utf8Buffer scratch;
@@ -311,7 +311,7 @@ struct PyEncoder {
             std::vector<uint32_t>().swap(results[i]);
           });
         };
-        batch_parallel_for(n, num_threads, [&](size_t i) {
+        batch_parallel_for(batch, num_threads, [&](size_t i) {
           std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
           Utf8Buffer scratch;
           std::string_view v;
@@ -402,7 +402,7 @@ struct PyEncoder {
     {
       nb::gil_scoped_release release;
       size_t threads = batch.threads_for(num_threads);
-      batch_parallel_for(n, threads, [&](size_t i) {
+      batch_parallel_for(batch, threads, [&](size_t i) {
         Utf8Buffer scratch;
         std::string_view v;
         if (!batch.utf8(i, scratch, &v)) return;

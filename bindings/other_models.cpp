@@ -96,7 +96,7 @@ nb::list encode_texts_impl(const M& m, nb::list texts, int how, size_t num_threa
   std::vector<std::string> errors(batch.size());
   {
     nb::gil_scoped_release release;
-    batch_parallel_for(batch.size(), batch.threads_for(num_threads), [&](size_t i) {
+    batch_parallel_for(batch, batch.threads_for(num_threads), [&](size_t i) {
       Utf8Buffer scratch;
       std::string_view v;
       if (!batch.utf8(i, scratch, &v)) return;

@@ -140,7 +140,7 @@ struct PySentencePieceModel {
     std::vector<std::vector<uint32_t>> results(batch.size());
     {
       nb::gil_scoped_release release;
-      batch_parallel_for(batch.size(), batch.threads_for(num_threads), [&](size_t i) {
+      batch_parallel_for(batch, batch.threads_for(num_threads), [&](size_t i) {
         std::vector<uint32_t> ids;  // built locally: neighbouring results[] share cache lines
         Utf8Buffer scratch;
         std::string_view v;

@@ -65,6 +65,34 @@ struct NoStep {
   void operator()() const {}
 };
 
+// The order for parallel_for's threads to take n items of sizes size_of(i) in: index order,
+// except that items longer than an eighth of one thread's share of the whole and than twice the
+// mean go first, the longest first. The threads take items one after the other as they
+// finish them, so the last item taken decides how long the others wait at the end: a text of
+// 500,000 characters after 100 of 10,000, encoded on two threads, made the batch 1.35x one
+// thread's speed where it reached 1.79x as the batch's first text (session 30). Items that are not
+// long keep their order (the batch encoders hand finished texts on in order while the others are
+// encoded). Empty when index order stands: one thread, or no item that long.
+template <class Size>
+std::vector<size_t> long_items_first(size_t n, size_t threads, Size size_of) {
+  std::vector<size_t> order;
+  if (threads < 2 || n < 2) return order;
+  size_t total = 0;
+  for (size_t i = 0; i < n; ++i) total += size_of(i);
+  const size_t limit = std::max(total / (8 * threads), 2 * (total / n));  // (and twice the mean)
+  std::vector<char> is_long(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    if (size_of(i) > limit) {
+      is_long[i] = 1;
+      order.push_back(i);
+    }
+  if (order.empty()) return order;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size_of(a) > size_of(b); });
+  for (size_t i = 0; i < n; ++i)
+    if (!is_long[i]) order.push_back(i);
+  return order;
+}
+
 // Runs f(i) for i in [0, n) on up to `threads` threads (the caller's included). If a thread cannot
 // be started (no memory, a process limit), the threads already running finish their current item
 // and are joined, and std::runtime_error (RuntimeError in Python) says so; an exception thrown by

@@ -154,6 +154,17 @@ def test_batch_same_ids_for_any_thread_count(kinds, cl100k, docs, kind):
         assert tok.encode_ordinary_batch(docs, num_threads=n) == [tok.encode_ordinary(d) for d in docs]
 
 
+@pytest.mark.parametrize("kind", KIND_NAMES)
+def test_batch_with_a_long_text_same_ids_as_one_by_one(kinds, corpus_texts, kind):
+    # A text much longer than the others is taken first on two threads (long_items_first,
+    # cpp/parallel.h): each family's batch still returns every text's ids in place.
+    tok = kinds[kind]
+    text = "".join(corpus_texts.values())
+    docs = [text[i:i + 800] for i in range(0, 40000, 800)]
+    docs.insert(20, text[:60000])
+    assert tok.encode_batch(docs, num_threads=2, allowed_special="all") == [tok.encode(d, allowed_special="all") for d in docs]
+
+
 @SLOW
 @given(corpus=st.lists(texts, min_size=1, max_size=30), pattern=st.sampled_from(["gpt2", "cl100k", "o200k"]))
 def test_training_same_for_any_worker_count(corpus, pattern):

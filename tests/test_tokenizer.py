@@ -162,6 +162,22 @@ def test_batch_to_numpy_appends_texts_in_order_as_they_finish(cl100k, tiktoken_m
             assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
 
 
+def test_batches_with_long_texts_taken_first_equal_tiktoken(cl100k, tiktoken_module, corpus_texts):
+    # A text much longer than the others is taken first by the batch's threads (long_items_first,
+    # cpp/parallel.h), the others in order after it: every output kind still in the texts' order.
+    ref = tiktoken_module.get_encoding("cl100k_base")
+    text = "".join(corpus_texts.values())
+    short = [text[i:i + 1000] for i in range(0, 60000, 1000)]
+    long_a, long_b = text[:100000], text[50000:130000]
+    docs = short[:30] + [long_a] + short[30:] + [long_b]
+    expected = [ref.encode_ordinary(d) for d in docs]
+    for threads in (2, 3):
+        assert cl100k.encode_ordinary_batch(docs, num_threads=threads) == expected
+        assert cl100k.encode_batch(docs, num_threads=threads, disallowed_special=()) == expected
+        ids, offsets = cl100k.encode_batch_to_numpy(docs, num_threads=threads, disallowed_special=())
+        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+
+
 def test_batch_to_numpy_equals_encode_batch(cl100k, corpus_texts):
     # One flat array and offsets: the engine's threads for byte-level BPE, encode_batch's rows
     # flattened for any other pipeline (here a post-processor adds tokens around every row).

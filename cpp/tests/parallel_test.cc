@@ -1,7 +1,8 @@
 // parallel_for and its pool of parked threads (cpp/parallel.h, cpp/worker_pool.h), without Python:
 // several callers at once (one has the pool at a time, the others start threads of their own),
 // every item run exactly once, an exception on any thread raised on the caller's, and the pool
-// usable afterwards. Built by .ci/run under ThreadSanitizer too (it is header-only).
+// usable afterwards; and the order long_items_first gives the batches. Built by .ci/run under
+// ThreadSanitizer too (it is header-only).
 #include <atomic>
 #include <stdexcept>
 #include <thread>
@@ -34,7 +35,32 @@ static void run_batches(int seed, std::atomic<int>& failures) {
   }
 }
 
+// long_items_first: the long items first, the longest first (ties in index order), then the rest
+// in index order; index order (an empty order) when no item is long, and on one thread.
+static void check_long_items_first() {
+  using tokenforge::long_items_first;
+  auto order_of = [](const std::vector<size_t>& sizes, size_t threads) {
+    return long_items_first(sizes.size(), threads, [&](size_t i) { return sizes[i]; });
+  };
+  std::vector<size_t> sizes(100, 10000);
+  CHECK(order_of(sizes, 2).empty());  // all alike
+  sizes.push_back(500000);            // a long one at the end
+  std::vector<size_t> expected = {100};
+  for (size_t i = 0; i < 100; ++i) expected.push_back(i);
+  CHECK(order_of(sizes, 2) == expected);
+  CHECK(order_of(sizes, 1).empty());
+  sizes[7] = 300000;  // another, shorter: after it
+  sizes[3] = 500000;  // as long as the last: before it (index order on ties)
+  std::vector<size_t> order = order_of(sizes, 2);
+  CHECK(order.size() == sizes.size());
+  CHECK(order[0] == 3 && order[1] == 100 && order[2] == 7 && order[3] == 0 && order[4] == 1 && order[5] == 2 && order[6] == 4);
+  // an item above an eighth of a thread's share but not above twice the mean stays in place
+  CHECK(order_of({10, 10, 25}, 2).empty());
+  CHECK(order_of({}, 2).empty());
+}
+
 int main() {
+  check_long_items_first();
   std::atomic<int> failures{0};
   run_batches(0, failures);  // one caller: the pool
   std::vector<std::thread> callers;

@@ -78,6 +78,17 @@ struct StrForm {
       kind = PyUnicode_KIND(o);
     }
   }
+  // Code points [begin, end) of str o (begin <= end <= its length): a part of a long text that a
+  // batch encodes on its own (streaming.cut_long_texts).
+  StrForm(PyObject* o, size_t begin, size_t end) : StrForm(o) {
+    if (PyUnicode_IS_ASCII(o)) {
+      data = static_cast<const char*>(data) + begin;
+    } else {
+      kind = PyUnicode_KIND(o);  // (not the str's cached UTF-8: code point offsets do not index it)
+      data = static_cast<const char*>(PyUnicode_DATA(o)) + begin * size_t(kind);
+    }
+    length = end - begin;
+  }
   // The most bytes its UTF-8 can take.
   size_t utf8_room() const { return kind == 0 ? length : length * size_t(kind == 1 ? 2 : kind == 2 ? 3 : 4); }
   // Its UTF-8, converted into out[0 .. utf8_room()) if need be; false at a lone surrogate.
@@ -193,8 +204,20 @@ class BatchTexts {
     strs_.reserve(n);
     forms_.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-      forms_.emplace_back(items[i]);
-      strs_.push_back(nb::borrow(items[i]));
+      PyObject* text = items[i];
+      if (PyTuple_Check(text)) {  // (str, begin, end): a part of a long text (streaming.cut_long_texts)
+        size_t begin, end;
+        if (PyTuple_GET_SIZE(text) != 3 || !PyUnicode_Check(PyTuple_GET_ITEM(text, 0)) ||
+            !nb::try_cast(nb::handle(PyTuple_GET_ITEM(text, 1)), begin) ||
+            !nb::try_cast(nb::handle(PyTuple_GET_ITEM(text, 2)), end))
+          throw nb::type_error("a part of a text must be (str, begin, end)");
+        text = PyTuple_GET_ITEM(text, 0);
+        if (begin > end || end > size_t(PyUnicode_GET_LENGTH(text))) throw nb::value_error("a part out of its text");
+        forms_.emplace_back(text, begin, end);
+      } else {
+        forms_.emplace_back(text);
+      }
+      strs_.push_back(nb::borrow(text));
     }
     surrogate_at_ = n;
   }

@@ -120,6 +120,24 @@ size_t safe_cut(nb::handle buffer, size_t start, size_t end) {
   return start < end ? safe_cut_bytes(buf.data(), start, end) : 0;
 }
 
+// The largest safe cut c with start <= c < end in the code points of a str (0 if none): where a
+// batch cuts a long text (streaming.cut_long_texts). Special tokens are not considered.
+size_t safe_cut_str(nb::handle text, size_t start, size_t end) {
+  PyObject* s = text.ptr();
+  if (!PyUnicode_Check(s)) throw nb::type_error("safe_cut_str needs a str");
+  struct Str {
+    int kind;
+    const void* data;
+  } str{PyUnicode_KIND(s), PyUnicode_DATA(s)};
+  end = std::min(end, size_t(PyUnicode_GET_LENGTH(s)));
+  if (start >= end) return 0;
+  auto cp = [](const void* t, size_t i) -> uint32_t {
+    const Str& x = *static_cast<const Str*>(t);
+    return PyUnicode_READ(x.kind, x.data, i);
+  };
+  return safe_cut_code_points(cp, &str, start, end);
+}
+
 // The newlines in buffer[:end] (the reader numbers the lines of JSON blocks with it).
 size_t count_newlines(nb::handle buffer, size_t end) {
   Bytes buf(buffer);
@@ -154,6 +172,7 @@ void bind_dataset(nb::module_& m) {
   m.def("count_newlines", &count_newlines, nb::arg("buffer"), nb::arg("end"));
   m.def("encode_segments", &encode_segments, nb::arg("encoder"), nb::arg("items"), nb::arg("suffix"));
   m.def("safe_cut_bytes", &safe_cut, nb::arg("buffer"), nb::arg("start"), nb::arg("end"));
+  m.def("safe_cut_str", &safe_cut_str, nb::arg("text"), nb::arg("start"), nb::arg("end"));
   m.def("valid_utf8_prefix", &valid_prefix, nb::arg("buffer"));
   // For the tests: a line's text field as UTF-8 bytes, False for a blank line, None when the
   // Python reader must decide.

@@ -645,6 +645,7 @@ void bind_encoder(nb::module_& m) {
       .def("encode_split_batch", &PyEncoder::encode_split_batch, nb::arg("texts"), nb::arg("sequence"),
            nb::arg("num_threads"))
       .def("split", &PyEncoder::split, nb::arg("text"))
+      .def_prop_ro("named_split", [](const PyEncoder& e) { return e.enc->named_split(); })
       .def("find_special", &PyEncoder::find_special, nb::arg("text"), nb::arg("mask"))
       .def("decode_bytes", &PyEncoder::decode_bytes, nb::arg("ids"))
       .def("decode_tokens_bytes", &PyEncoder::decode_tokens_bytes, nb::arg("ids"));

@@ -46,6 +46,8 @@ Encoder::Encoder(std::unique_ptr<BytePairModel> model, std::shared_ptr<const Spl
 
 size_t Encoder::dense_limit(size_t num_tokens) { return 2 * num_tokens + 1024; }
 
+bool Encoder::named_split() const { return split_ && split_->scanner() != nullptr; }
+
 namespace {
 // encode_ordinary for the named patterns: the loop of for_each_piece_fast (pretokenize.h) with the
 // work written into it. Each block's pieces are prepared (BytePairModel::prepare_piece: key, hash

@@ -21,6 +21,9 @@ class Encoder {
           std::vector<SpecialToken> specials, std::vector<std::pair<uint32_t, std::string>> decoder);
 
   bool can_split() const { return split_ != nullptr; }
+  // Whether it splits with a named pattern (GPT-2, cl100k, o200k, or a pattern that means the
+  // same): the patterns whose safe cuts (safe_cut.h) are proven.
+  bool named_split() const;
   const std::vector<SpecialToken>& specials() const { return specials_; }
 
   // Splits and encodes text with no special-token handling.

@@ -30,6 +30,32 @@ inline size_t previous_char(const uint8_t* s, size_t c) {
 
 }  // namespace
 
+size_t safe_cut_code_points(uint32_t (*cp)(const void* text, size_t i), const void* text, size_t start, size_t end) {
+  auto ascii_letter_cp = [](uint32_t c) { return c < 0x80 && ascii_letter(uint8_t(c)); };
+  for (size_t c = end; c-- > start;) {
+    if (c == 0) break;
+    uint32_t b = cp(text, c);
+    if (b == ' ') {  // "a| b"
+      if (c + 1 < end && ascii_letter_cp(cp(text, c - 1)) && ascii_letter_cp(cp(text, c + 1))) return c;
+      continue;
+    }
+    if (ascii_letter_cp(b) && c >= 2 && cp(text, c - 1) == '\n') {  // "x\n|b"
+      uint32_t x = cp(text, c - 2);
+      // (as safe_cut_bytes: a printable ASCII character, or a non-ASCII one that is no space, and
+      // neither a surrogate nor U+FFFD, which that function never takes)
+      if ((x > 0x20 && x < 0x7F) || (x >= 0x80 && (x < 0xD800 || x > 0xDFFF) && x != 0xFFFD && !(char_class(x) & kSpace)))
+        return c;
+      continue;
+    }
+    if (b < 0xD800 || b > 0xDFFF) {  // "L|P"
+      if (!is_cut_punct(b)) continue;
+      uint32_t before = cp(text, c - 1);
+      if ((before < 0xD800 || before > 0xDFFF) && (char_class(before) & (kLetter | kNumber))) return c;
+    }
+  }
+  return 0;
+}
+
 size_t safe_cut_bytes(const uint8_t* s, size_t start, size_t end) {
   for (size_t c = end; c-- > start;) {
     if (c == 0) break;

@@ -15,4 +15,8 @@ namespace tokenforge {
 // the apostrophe excluded). Special tokens are not considered (ordinary encoding).
 size_t safe_cut_bytes(const uint8_t* s, size_t start, size_t end);
 
+// The same in code points: the largest safe cut c with start <= c < end, cp(i) giving code point i
+// (i < end). Batches cut their long texts there (streaming.cut_long_texts).
+size_t safe_cut_code_points(uint32_t (*cp)(const void* text, size_t i), const void* text, size_t start, size_t end);
+
 }  // namespace tokenforge

@@ -148,6 +148,19 @@ def test_byte_cuts_are_safe(text):
             assert tok.encode_ordinary(head) + tok.encode_ordinary(text[len(head):]) == tok.encode_ordinary(text), (name, text, c)
 
 
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(st.sampled_from(list("ab Z\n\t.,，。中文١2'-_ \u3000\u00a0😀\ufffd\u0085")), min_size=1, max_size=60),
+       data=st.data())
+def test_code_point_cuts_are_the_byte_cuts(text, data):
+    # _core.safe_cut_str (where batches cut long texts) is safe_cut_bytes in code points.
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    byte = [len(text[:i].encode()) for i in range(len(text) + 1)]
+    expected = _core.safe_cut_bytes(text.encode(), byte[start], byte[end])
+    got = _core.safe_cut_str(text, start, end)
+    assert byte[got] == expected if got else expected == 0
+
+
 def write_jsonl_bytes(path, lines):
     path.write_bytes(b"".join(lines))
 

@@ -178,6 +178,46 @@ def test_batches_with_long_texts_taken_first_equal_tiktoken(cl100k, tiktoken_mod
         assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
 
 
+def test_batches_cut_their_long_texts_and_equal_tiktoken(tiktoken_module, corpus_texts, monkeypatch):
+    # A text longer than half a thread's share of its batch is encoded in parts cut at safe cuts
+    # (streaming.cut_long_texts), read in place by the native batch: every output kind equal to
+    # tiktoken, with special tokens inside (allowed, or raising as disallowed), a lone surrogate,
+    # texts of 1, 2 and 4 bytes per code point, and a long text without any safe cut.
+    from tokenforge import streaming
+
+    monkeypatch.setattr(streaming, "MIN_PART", 4096)  # (parts of 4,096 characters: small texts suffice)
+    seen = []
+    real_cut = streaming.cut_long_texts
+    monkeypatch.setattr(tokenforge.tokenizer, "cut_long_texts",
+                        lambda *a: seen.append(r := real_cut(*a)) or r)
+    monkeypatch.setattr(streaming, "usable_cpus", lambda: 4)
+    text = "".join(corpus_texts.values())
+    long_texts = [text[:60000], text[100000:150000] + "<|endoftext|>" + text[:20000],
+                  "Привет, мир. 中文，标点。" * 2000, "emoji 😀 and words, " * 3000, "a" * 40000,
+                  "hello<|endoftext|>" * 3000]  # (a cut between "t" and "|" would split the token)
+    for name in ("cl100k_base", "o200k_base"):
+        ref, enc = tiktoken_module.get_encoding(name), tokenforge.get_encoding(name)
+        for long_text in long_texts:  # each with short texts beside it, in the middle of the batch
+            docs = [text[i:i + 500] for i in range(0, 5000, 500)]
+            docs.insert(4, long_text)
+            expected = [ref.encode(d, allowed_special="all") for d in docs]
+            seen.clear()
+            assert enc.encode_batch(docs, num_threads=2, allowed_special="all") == expected
+            ids, offsets = enc.encode_batch_to_numpy(docs, num_threads=3, allowed_special="all")
+            assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+            assert enc.encode_ordinary_batch(docs, num_threads=2) == [ref.encode_ordinary(d) for d in docs]
+            cut = long_text != "a" * 40000  # (no safe cut in it: encoded whole)
+            assert all((r is not None and len(r[0]) > len(docs)) == cut for r in seen), seen
+            if "<|endoftext|>" in long_text:
+                with pytest.raises(ValueError, match="disallowed special token"):
+                    enc.encode_batch(docs, num_threads=2)
+        surrogate = [text[:500], text[:30000] + "\ud800" + text[:30000]]
+        assert enc.encode_batch(surrogate, num_threads=2) == ref.encode_batch(surrogate, num_threads=2)
+    custom = tokenforge.Encoding("custom", pat_str=r"\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+|\s+",
+                                 mergeable_ranks=tokenforge.get_encoding("gpt2")._mergeable_ranks, special_tokens={})
+    assert not custom._engine.named_split  # (its cuts are not proven: its batches are not cut)
+
+
 def test_batch_to_numpy_equals_encode_batch(cl100k, corpus_texts):
     # One flat array and offsets: the engine's threads for byte-level BPE, encode_batch's rows
     # flattened for any other pipeline (here a post-processor adds tokens around every row).

@@ -42,6 +42,7 @@ from . import pre_tokenizers as _pre
 from .models import ByteBPE, SentencePiece
 from .special import AddedToken, AddedVocabulary, SpecialPolicy, disallowed_error
 from .stage import UnknownTokenError, check_text, has_surrogates, replace_surrogates
+from .streaming import cut_long_texts, has_long_text
 
 DEFAULT_THREADS = 8
 STREAM_BUFFER = 1 << 16  # characters buffered by encode_iterable before it looks for a cut
@@ -710,13 +711,41 @@ class Tokenizer:
         disallowed-special check runs in the threads that encode (one UTF-8 per text); a lone
         surrogate makes the batch again with the surrogates replaced, as tiktoken does."""
         mask, disallowed = self._special_masks(allowed_special, disallowed_special)
+
+        def run(texts):
+            if has_long_text(texts):
+                return self._in_parts(lambda parts: engine_batch(parts, mask, num_threads, disallowed), texts,
+                                      num_threads, self._specials)
+            return engine_batch(texts, mask, num_threads, disallowed)
+
         try:
             try:
-                return engine_batch(texts, mask, num_threads, disallowed)
+                return run(texts)
             except UnicodeEncodeError:
-                return engine_batch([replace_surrogates(t) for t in texts], mask, num_threads, disallowed)
+                return run([replace_surrogates(t) for t in texts])
         except _core_mod.DisallowedSpecial as e:
             raise self._policy.error_for(e) from None
+
+    def _in_parts(self, run, texts, num_threads, specials):
+        """run(texts), a native batch (lists, or numpy ids and offsets), with the texts much longer
+        than a thread's share cut at safe cuts first and each one's ids joined again
+        (streaming.cut_long_texts): a batch's threads take whole texts. Only for the named
+        patterns, whose safe cuts are proven."""
+        cut = cut_long_texts(texts, num_threads, specials) if self._engine.named_split else None
+        if cut is None:
+            return run(texts)
+        parts, firsts = cut
+        out = run(parts)
+        if isinstance(out, tuple):  # numpy: the parts' ids are the texts' ids, one after the other
+            ids, offsets = out
+            return ids, offsets[firsts]
+        rows = []
+        for a, b in zip(firsts, firsts[1:]):
+            row = out[a]
+            for k in range(a + 1, b):
+                row.extend(out[k])
+            rows.append(row)
+        return rows
 
     def _stretches_batch(self, texts, allowed_special, disallowed_special, num_threads) -> list[list[int]]:
         """encode_batch of a byte-level pipeline with added tokens (most tokenizer.json files): the
@@ -820,10 +849,16 @@ class Tokenizer:
         if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
             raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
         if self._ordinary_fast:
-            try:
+            def run(texts):
+                if has_long_text(texts):
+                    return self._in_parts(lambda parts: self._engine.encode_batch(parts, b"", num_threads), texts,
+                                          num_threads, ())
                 return self._engine.encode_batch(texts, b"", num_threads)
+
+            try:
+                return run(texts)
             except UnicodeEncodeError:
-                return self._engine.encode_batch([replace_surrogates(t) for t in texts], b"", num_threads)
+                return run([replace_surrogates(t) for t in texts])
         return [self.encode_ordinary(t) for t in texts]
 
     def count_tokens(self, text: str) -> int:

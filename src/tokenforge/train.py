@@ -36,6 +36,7 @@ from collections import Counter
 from typing import Iterable, Mapping, Sequence, Union
 
 from . import _core, patterns, regex_budget
+from .streaming import usable_cpus
 from .tokenizer import Tokenizer
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -245,10 +246,7 @@ class _Plan:
 
 def _workers(num_workers) -> int:
     if num_workers is None:
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except AttributeError:
-            return os.cpu_count() or 1
+        return usable_cpus()
     if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
         raise ValueError(f"num_workers must be a positive int, got {num_workers!r}")
     return num_workers

@@ -2,6 +2,7 @@
 """Batch encoding on real documents: num_threads=2 against num_threads=1, one run.
 
     python benchmarks/bench_batch.py [--mb 6] [--doc 10000] [--batch 2000000] [--rounds 3] [--numpy]
+                                     [--dataset JSONL]
 
 The real corpora of bench_encode.py are cut into documents of about --doc characters (at line
 ends), and the documents into batches of about --batch characters. For each encoding and corpus,
@@ -24,6 +25,12 @@ median over the rounds of tokenforge's 2 / 1 divided by SHA-256's in the same ro
 tokenforge's and tiktoken's encode_ordinary_batch at their default num_threads (8): the English
 batches the rounds did not use (MB/s, as a program switching from tiktoken sees it), and small
 batches (8 English documents of 500 characters a call): the cost of a call.
+
+With --dataset JSONL (a file of `tools/make_real_corpus.py OUT --dataset --mb 60`), one more row,
+"documents": the records' texts as they come, of every length (real documents are mostly short,
+with a long tail: in that file the median is 1,900 characters and the longest 9.4M), in batches of
+about --batch characters. A batch's threads take its longest texts first and cut a text longer
+than half a thread's share (docs/design.md, "Session 30").
 
 With --numpy, tokenforge's batches are `encode_batch_to_numpy` (one flat array of ids and offsets,
 nothing built per id on the caller's thread) instead of lists, and gigatoken's column is its
@@ -128,6 +135,9 @@ def main() -> None:
     ap.add_argument("--jobs", action="store_true", help="each thread count in a process of its own")
     ap.add_argument("--warm", type=int, default=4, help="--jobs: batches encoded before the clock starts")
     ap.add_argument("--timed", type=int, default=0, help="--jobs: batches timed after them (0: all the corpus's others)")
+    ap.add_argument("--dataset", metavar="JSONL",
+                    help="a row of real documents as they come, of every length (the text of each record of a "
+                         "`tools/make_real_corpus.py OUT --dataset` file), besides the corpora cut into --doc pieces")
     ap.add_argument("--child", nargs=3, metavar=("ENCODING", "CORPUS", "THREADS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     setup_tiktoken_cache()
@@ -139,7 +149,9 @@ def main() -> None:
 
     import tokenforge
 
-    texts = real_corpus(args.mb)
+    corpora = {name: documents(text, args.doc) for name, text in real_corpus(args.mb).items()}
+    if args.dataset:
+        corpora["documents"] = dataset_documents(args.dataset)
     print(f"batch of ~{args.batch:,} characters in ~{args.doc:,}-character documents, MB/s over {args.rounds} rounds")
     print("| encoding, corpus | 1 thread wall / CPU | 2 threads wall / CPU | 2 / 1 wall | median of the rounds' 2 / 1 | "
           "2 / 1 if the cores were free | machine's 2 / 1 (SHA-256) | of the machine's | gigatoken's 2 / 1 |")
@@ -158,8 +170,8 @@ def main() -> None:
                 return [ids[x:y].tolist() for x, y in zip(offsets[:-1], offsets[1:])]
             return result
         rows = {}
-        for corpus_name, text in texts.items():
-            bs = batches(documents(text, args.doc), args.batch)
+        for corpus_name, docs in corpora.items():
+            bs = batches(docs, args.batch)
             if len(bs) < 1 + args.rounds:
                 raise SystemExit(f"corpus too small for {args.rounds} rounds; pass a larger --mb or smaller --batch")
             got = as_lists(run(bs[0], 2))  # (the first batch warms up)
@@ -226,7 +238,7 @@ def main() -> None:
                   f"tiktoken {mb / took['tiktoken']:.0f} MB/s (x{took['tiktoken'] / took['tokenforge']:.1f})", flush=True)
         else:
             print(f"{name}: no English batch left for the default num_threads line (pass a larger --mb)")
-        english = texts["english"][:400_000]
+        english = "".join(corpora["english"])[:400_000]
         small = [english[i:i + 500] for i in range(0, len(english), 500)]
         calls = len(range(8, len(small), 8))
         for lib, batch in at_defaults:
@@ -239,8 +251,17 @@ def main() -> None:
                   f"{(time.process_time() - c) * 1e3 / calls:.2f} ms CPU per call", flush=True)
 
 
+def dataset_documents(path: str) -> list[str]:
+    """The texts of a JSON-lines file's records, in order (--dataset)."""
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line)["text"] for line in f if line.strip()]
+
+
 def job_batches(args, corpus_name: str) -> list[list[str]]:
-    bs = batches(documents(real_corpus(args.mb)[corpus_name], args.doc), args.batch)
+    if corpus_name == "documents":
+        bs = batches(dataset_documents(args.dataset), args.batch)
+    else:
+        bs = batches(documents(real_corpus(args.mb)[corpus_name], args.doc), args.batch)
     if len(bs) < args.warm + max(args.timed, 1):
         raise SystemExit(f"{corpus_name}: {len(bs)} batches, fewer than --warm + --timed; pass a larger --mb")
     return bs[:args.warm + args.timed] if args.timed else bs
@@ -263,7 +284,11 @@ def job_child(args) -> None:
     name, corpus_name, k = args.child[0], args.child[1], int(args.child[2])
     enc = tokenforge.get_encoding(name)
     bs = job_batches(args, corpus_name)
-    encode = enc.encode_batch_to_numpy if args.numpy else enc.encode_ordinary_batch
+    if args.numpy:
+        def encode(b, num_threads):
+            return enc.encode_batch_to_numpy(b, num_threads=num_threads, disallowed_special=())
+    else:
+        encode = enc.encode_ordinary_batch
     for b in bs[:args.warm]:
         encode(b, num_threads=k)
     timed = bs[args.warm:]
@@ -291,7 +316,7 @@ def jobs_table(args) -> None:
           "best 1 / best 2 | machine's 2 / 1 (SHA-256) |")
     print("|---|---|---|---|---|---|")
     for name in args.encodings:
-        for corpus_name in ("english", "multilingual", "code"):
+        for corpus_name in ("english", "multilingual", "code") + (("documents",) if args.dataset else ()):
             job_batches(args, corpus_name)  # (fails early if the corpus is too small)
             runs = {1: [], 2: []}
             machine = []
@@ -300,7 +325,8 @@ def jobs_table(args) -> None:
                 for k in ((1, 2) if r % 2 == 0 else (2, 1)):
                     cmd = [sys.executable, __file__, "--child", name, corpus_name, str(k), "--mb", str(args.mb),
                            "--doc", str(args.doc), "--batch", str(args.batch), "--warm", str(args.warm),
-                           "--timed", str(args.timed)] + (["--numpy"] if args.numpy else [])
+                           "--timed", str(args.timed)] + (["--numpy"] if args.numpy else []) + \
+                          (["--dataset", args.dataset] if args.dataset else [])
                     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
                     runs[k].append(json.loads(out.strip().splitlines()[-1]))
             def mbs(k, key):

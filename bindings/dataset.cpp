@@ -125,6 +125,9 @@ size_t safe_cut(nb::handle buffer, size_t start, size_t end) {
 size_t safe_cut_str(nb::handle text, size_t start, size_t end) {
   PyObject* s = text.ptr();
   if (!PyUnicode_Check(s)) throw nb::type_error("safe_cut_str needs a str");
+#if PY_VERSION_HEX < 0x030C0000
+  if (PyUnicode_READY(s) < 0) throw nb::python_error();
+#endif
   struct Str {
     int kind;
     const void* data;

@@ -27,6 +27,8 @@ from __future__ import annotations
 import os
 import re
 
+from . import _core
+
 _PUNCT = re.escape("!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~") + "，。、；：？！「」『』（）《》〈〉【】〔〕…—・·～"
 _RULES = (  # (regex, where the cut is: offset from the match start)
     (re.compile(r"[A-Za-z] [A-Za-z]"), 1),  # "a| b"
@@ -96,8 +98,6 @@ def cut_long_texts(texts: list[str], threads: int, special_tokens=()) -> tuple[l
     MIN_PART characters), each at the last safe cut before its end (`_core.safe_cut_str`, the
     places of safe_cut above in code points, none where a special token could straddle it): the
     parts' ids, one after the other, are the text's ids under the named patterns."""
-    from . import _core
-
     if threads < 2 or not has_long_text(texts):
         return None
     lengths = list(map(len, texts))

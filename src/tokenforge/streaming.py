@@ -98,10 +98,10 @@ def cut_long_texts(texts: list[str], threads: int, special_tokens=()) -> tuple[l
     MIN_PART characters), each at the last safe cut before its end (`_core.safe_cut_str`, the
     places of safe_cut above in code points, none where a special token could straddle it): the
     parts' ids, one after the other, are the text's ids under the named patterns."""
-    if threads < 2 or not has_long_text(texts):
-        return None
     lengths = list(map(len, texts))
-    longest = max(lengths)
+    longest = max(lengths, default=0)
+    if threads < 2 or longest < 2 * MIN_PART:
+        return None
     threads = min(threads, usable_cpus())
     if threads < 2:
         return None

@@ -713,16 +713,13 @@ class Tokenizer:
         mask, disallowed = self._special_masks(allowed_special, disallowed_special)
 
         def run(texts):
-            if has_long_text(texts):
-                return self._in_parts(lambda parts: engine_batch(parts, mask, num_threads, disallowed), texts,
-                                      num_threads, self._specials)
             return engine_batch(texts, mask, num_threads, disallowed)
 
         try:
             try:
-                return run(texts)
+                return self._in_parts(run, texts, num_threads, self._specials)
             except UnicodeEncodeError:
-                return run([replace_surrogates(t) for t in texts])
+                return self._in_parts(run, [replace_surrogates(t) for t in texts], num_threads, self._specials)
         except _core_mod.DisallowedSpecial as e:
             raise self._policy.error_for(e) from None
 
@@ -730,8 +727,11 @@ class Tokenizer:
         """run(texts), a native batch (lists, or numpy ids and offsets), with the texts much longer
         than a thread's share cut at safe cuts first and each one's ids joined again
         (streaming.cut_long_texts): a batch's threads take whole texts. Only for the named
-        patterns, whose safe cuts are proven."""
-        cut = cut_long_texts(texts, num_threads, specials) if self._engine.named_split else None
+        patterns, whose safe cuts are proven. Without a long text (nearly every batch), run(texts)
+        after one max(map(len, texts))."""
+        if not has_long_text(texts) or not self._engine.named_split:
+            return run(texts)
+        cut = cut_long_texts(texts, num_threads, specials)
         if cut is None:
             return run(texts)
         parts, firsts = cut
@@ -850,15 +850,12 @@ class Tokenizer:
             raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
         if self._ordinary_fast:
             def run(texts):
-                if has_long_text(texts):
-                    return self._in_parts(lambda parts: self._engine.encode_batch(parts, b"", num_threads), texts,
-                                          num_threads, ())
                 return self._engine.encode_batch(texts, b"", num_threads)
 
             try:
-                return run(texts)
+                return self._in_parts(run, texts, num_threads, ())
             except UnicodeEncodeError:
-                return run([replace_surrogates(t) for t in texts])
+                return self._in_parts(run, [replace_surrogates(t) for t in texts], num_threads, ())
         return [self.encode_ordinary(t) for t in texts]
 
     def count_tokens(self, text: str) -> int:

@@ -408,6 +408,42 @@ nb::tuple json_value_shape(nb::handle value) {
   return nb::make_tuple(members, floats);
 }
 
+
+// The `count` strings of a GGUF array (each a little-endian uint64 length, then its UTF-8 bytes)
+// from byte `pos` of `data` (any buffer: bytes, or the memory map of a model file): (a list of
+// str, the position after them), or None when a string does not fit in the buffer or is not UTF-8
+// (the Python reader, formats/gguf.py, then names the problem).
+nb::object gguf_strings(nb::handle data, size_t pos, size_t count) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(data.ptr(), &view, PyBUF_SIMPLE) != 0) {
+    PyErr_Clear();
+    return nb::none();
+  }
+  struct Release {
+    Py_buffer* view;
+    ~Release() { PyBuffer_Release(view); }
+  } release{&view};
+  const auto* p = static_cast<const unsigned char*>(view.buf);
+  const size_t end = size_t(view.len);
+  if (pos > end || count > (end - pos) / 8) return nb::none();  // (8 bytes a string at least)
+  nb::object out = nb::steal(PyList_New(Py_ssize_t(count)));
+  if (!out.ptr()) throw nb::python_error();
+  for (size_t i = 0; i < count; ++i) {
+    if (end - pos < 8) return nb::none();
+    uint64_t n = 0;
+    for (int b = 7; b >= 0; --b) n = n << 8 | p[pos + b];
+    pos += 8;
+    if (n > end - pos) return nb::none();
+    PyObject* s = PyUnicode_DecodeUTF8(reinterpret_cast<const char*>(p + pos), Py_ssize_t(n), nullptr);
+    if (!s) {
+      PyErr_Clear();
+      return nb::none();
+    }
+    PyList_SET_ITEM(out.ptr(), Py_ssize_t(i), s);
+    pos += n;
+  }
+  return nb::make_tuple(out, pos);
+}
 }  // namespace
 
 void bind_byte_level_files(nb::module_& m) {
@@ -416,4 +452,5 @@ void bind_byte_level_files(nb::module_& m) {
   m.def("byte_level_vocab", &byte_level_vocab, nb::arg("vocab"), nb::arg("special"));
   m.def("byte_level_merges", &byte_level_merges, nb::arg("merges"), nb::arg("ranks"));
   m.def("vocab_by_id", &vocab_by_id, nb::arg("vocab"));
+  m.def("gguf_strings", &gguf_strings, nb::arg("data"), nb::arg("pos"), nb::arg("count"));
 }

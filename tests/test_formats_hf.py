@@ -468,3 +468,40 @@ def test_special_token_reachable_by_ignore_merges(tmp_path, small_json):
     tok = tokenforge.load(write(tmp_path, obj))
     for text in ["ｈｅｌｌｏ", "hello", "say hello there ｈｅｌｌｏ"]:
         assert tok.encode(text) == ref.encode(text).ids
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aZé\u4e2d\u0301 \t\r\n'’1٣.,!?/-_\u00a0\u2028😀sStTdD")), max_size=40))
+def test_total_patterns_leave_no_gaps(text):
+    # Each pattern read as written (not wrapped in isolated()) must give Isolated's pieces: every
+    # character starts a match, so there is no text between matches to keep.
+    import regex
+
+    for pattern in huggingface._TOTAL:
+        wrapped = huggingface.isolated(pattern)
+        assert [m.group() for m in regex.finditer(pattern, text)] == \
+            [m.group() for m in regex.finditer(wrapped, text)], (pattern, text)
+
+
+def test_total_patterns_leave_no_gaps_on_real_text(corpus_texts):
+    import regex
+
+    text = "".join(samples(corpus_texts, 20_000))
+    for pattern in huggingface._TOTAL:
+        pieces = [m.group() for m in regex.finditer(pattern, text)]
+        assert "".join(pieces) == text, pattern
+        assert pieces == [m.group() for m in regex.finditer(huggingface.isolated(pattern), text)]
+
+
+def test_a_qwen2_split_runs_on_the_native_engine(tmp_path, corpus_texts):
+    enc = tokenforge.get_encoding("cl100k_base")
+    tok = tokenforge.Tokenizer(pattern=patterns.QWEN2, mergeable_ranks=enc._mergeable_ranks,
+                               special_tokens={"<|endoftext|>": 100257})
+    path, _ = exported(tmp_path, tok)
+    obj = json.loads(path.read_text())
+    obj["pre_tokenizer"]["pretokenizers"][0].update(behavior="Isolated", invert=False)  # (as Qwen's files have it)
+    path.write_text(json.dumps(obj))
+    back = tokenforge.load(path)
+    assert back._engine_splits and back._matcher is None  # (not the `regex` module's finditer)
+    for text in samples(corpus_texts, 30_000):
+        assert back.encode_ordinary(text) == tok.encode_ordinary(text)

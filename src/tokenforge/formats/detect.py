@@ -4,6 +4,7 @@ module that reads it.
 | content                                              | kind            | read by          |
 | ---------------------------------------------------- | --------------- | ---------------- |
 | a directory                                          | model folder    | model_folder     |
+| b"GGUF" (llama.cpp's model files; the header only is read) | gguf      | gguf             |
 | gzip magic (1f 8b)                                   | the unpacked content, detected again (CLIP's merges) | |
 | JSON with "format": "tokenforge"                     | tokenforge      | tokenforge.io    |
 | JSON with "config" {"pattern", ...} and a "vocab" list of {"rank", "token_bytes"} | tekken | tekken |
@@ -27,6 +28,7 @@ import re
 import zlib
 from pathlib import Path
 
+from . import gguf
 from ._common import fail, parse_json
 
 _NOT_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # bytes.lstrip()'s whitespace
@@ -42,6 +44,10 @@ def load(path, read_own=None, **overrides):
 
         return model_folder.load(path, sniff=sniff, load_bytes=load_bytes, read_own=read_own, **overrides)
     try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+        if head == gguf.MAGIC:  # a model file of gigabytes: only its header is read
+            return gguf.load_file(path, **overrides)
         data = path.read_bytes()
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file") from None
@@ -64,6 +70,8 @@ def _load_bytes(path: Path, data: bytes, read_own, overrides: dict):
         if read_own is None:
             fail(path, None, "tokenforge's own file: load it with tokenforge.load")
         return read_own(obj, source=str(path), **overrides)
+    if kind == "gguf":
+        return gguf.load(path, data, **overrides)
     if kind == "tekken":
         from . import tekken
 
@@ -112,7 +120,7 @@ def _gunzip(path, data: bytes) -> bytes:
     return out
 
 
-KINDS = ("tokenforge", "huggingface", "tekken", "sentencepiece", "tiktoken", "gpt2 / vocab_merges", "clip",
+KINDS = ("tokenforge", "huggingface", "gguf", "tekken", "sentencepiece", "tiktoken", "gpt2 / vocab_merges", "clip",
          "bert_vocab")
 
 
@@ -124,6 +132,8 @@ def sniff(path, data: bytes) -> tuple[str, object]:
     if text is None:
         fail(path, None, "the file is empty")
     start = text.start()
+    if gguf.looks_like(data):
+        return "gguf", None
     if data.startswith(b"[", start) and bert_vocab.looks_like(data):  # "[PAD]" on the first line is not JSON
         return "bert_vocab", None
     if data.startswith((b"{", b"["), start):

@@ -1,0 +1,262 @@
+"""GGUF files (llama.cpp's models): the tokenizer in their metadata, through `tokenforge.load(path)`.
+
+- llama.cpp's own tokenizer tests: its vocabulary-only GGUF files of twelve model families, each
+  with texts (`.inp`, edge cases of spaces, newlines, digits, scripts and emoji) and the ids the
+  model's Hugging Face tokenizer gives them (`.out`), shipped in llama-cpp-python's sdist and
+  fetched by tools/fetch_real_tokenizers.py ("not downloaded" skips).
+- The same vocabulary in two formats gives the same ids on real multilingual text: Llama 3's GGUF
+  (Hugging Face merges) against Meta's tiktoken-format `tokenizer.model`, GPT-2's GGUF against
+  tiktoken's gpt2.
+- The reader against llama.cpp's own Python package (gguf-py): files written by its GGUFWriter,
+  every value type, read back the same.
+- Hostile files: every truncation of a header, counts past the end, bad magic or versions, a
+  string that is not UTF-8: a ValueError naming the file, never a crash or a hang; a file of
+  "tensors" after the header is not read.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from pathlib import Path
+
+import pytest
+
+import tokenforge
+from conftest import SHARED
+from tokenforge.formats import gguf
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from fetch_real_tokenizers import cache_dir  # noqa: E402
+
+FOLDER = cache_dir() / "llama-cpp-python"
+TESTED = ["bert-bge", "command-r", "deepseek-coder", "deepseek-llm", "falcon", "gpt-2", "llama-bpe", "llama-spm",
+          "phi-3", "qwen2", "refact", "starcoder"]
+
+
+def _file(name: str) -> Path:
+    path = FOLDER / f"ggml-vocab-{name}.gguf"
+    if not path.is_file():
+        pytest.skip(f"not downloaded: {path} (run tools/fetch_real_tokenizers.py)")
+    return path
+
+
+def _llama_cpp_cases(path: Path) -> list[tuple[str, list[int]]]:
+    """llama.cpp's tests/test-tokenizer-0: texts separated by a marker line, ids one line each."""
+    texts = path.with_name(path.name + ".inp").read_text(encoding="utf-8").split("\n__ggml_vocab_test__\n")
+    ids = path.with_name(path.name + ".out").read_text(encoding="utf-8").split("\n")
+    assert len(ids) >= len(texts)
+    return [(t, [int(x) for x in line.split()]) for t, line in zip(texts, ids)]
+
+
+@pytest.mark.parametrize("name", TESTED)
+def test_llama_cpp_tokenizer_tests(name):
+    path = _file(name)
+    tok = tokenforge.load(path)
+    cases = _llama_cpp_cases(path)
+    assert len(cases) >= 40
+    wrong = [(text, tok.encode(text, add_special_tokens=False), want) for text, want in cases
+             if tok.encode(text, add_special_tokens=False) != want]
+    assert not wrong, wrong[:3]
+
+
+@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe", "qwen2", "command-r"])
+def test_byte_level_decode_gives_the_text_back(name):
+    tok = tokenforge.load(_file(name))
+    for text, _ in _llama_cpp_cases(_file(name)):
+        assert tok.decode(tok.encode(text, add_special_tokens=False)) == text
+
+
+def test_beginning_of_text_added_as_llama_cpp_adds_it():
+    llama3 = tokenforge.load(_file("llama-bpe"))  # llama.cpp adds <|begin_of_text|> for llama-bpe
+    assert llama3.encode("Hello") == [128000] + llama3.encode("Hello", add_special_tokens=False)
+    spm = tokenforge.load(_file("llama-spm"))  # and <s> for sentencepiece models
+    assert spm.encode("Hello", add_special_tokens=True)[0] == 1
+    gpt2 = tokenforge.load(_file("gpt-2"))  # not for GPT-2
+    assert gpt2.encode("Hello") == gpt2.encode("Hello", add_special_tokens=False)
+
+
+def _multilingual_documents() -> list[str]:
+    from test_real_files import documents
+
+    return documents()
+
+
+def test_llama3_gguf_equals_metas_tokenizer_model_on_real_text():
+    meta = cache_dir() / "llama-models" / "llama3" / "tokenizer.model"
+    if not meta.is_file():
+        pytest.skip(f"not downloaded: {meta}")
+    from_gguf = tokenforge.load(_file("llama-bpe"))
+    from_meta = tokenforge.load(meta)
+    docs = _multilingual_documents()
+    assert sum(map(len, docs)) > 100_000
+    for doc in docs:
+        assert from_gguf.encode_ordinary(doc) == from_meta.encode_ordinary(doc)
+
+
+def test_gpt2_gguf_equals_tiktoken_on_real_text():
+    import tiktoken
+
+    from_gguf = tokenforge.load(_file("gpt-2"))
+    reference = tiktoken.get_encoding("gpt2")
+    for doc in _multilingual_documents():
+        assert from_gguf.encode_ordinary(doc) == reference.encode_ordinary(doc)
+
+
+def test_a_vocabulary_without_every_byte_is_refused_clearly():
+    path = FOLDER / "ggml-vocab-mpt.gguf"
+    if not path.is_file():
+        pytest.skip(f"not downloaded: {path}")
+    with pytest.raises(ValueError, match=r"ggml-vocab-mpt\.gguf.*no token for 13 of the 256 bytes"):
+        tokenforge.load(path)
+
+
+# --------------------------------------------------------------------------------------------------
+# Files made here: a tiny byte-level vocabulary, written by hand or by gguf-py's GGUFWriter.
+
+BYTES = [tokenforge.formats._common.BYTE_TO_CHAR[b] for b in range(256)]
+
+
+def _string(s: str | bytes) -> bytes:
+    raw = s.encode("utf-8") if isinstance(s, str) else s
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def _kv_string(key: str, value: str) -> bytes:
+    return _string(key) + struct.pack("<I", 8) + _string(value)
+
+
+def _kv_strings(key: str, values: list[str]) -> bytes:
+    return _string(key) + struct.pack("<IIQ", 9, 8, len(values)) + b"".join(_string(v) for v in values)
+
+
+def _kv_ints(key: str, values: list[int]) -> bytes:
+    return _string(key) + struct.pack("<IIQ", 9, 5, len(values)) + struct.pack(f"<{len(values)}i", *values)
+
+
+def tiny_gguf(extra: bytes = b"", extra_keys: int = 0, version: int = 3) -> bytes:
+    """A GGUF header for byte-level BPE: the 256 bytes, "ab" and "abc", one control token."""
+    tokens = BYTES + ["ab", "abc", "<|end|>"]
+    kvs = [
+        _kv_string("general.architecture", "llama"),
+        _kv_string("general.name", "tiny"),
+        _kv_string("tokenizer.ggml.model", "gpt2"),
+        _kv_string("tokenizer.ggml.pre", "gpt-2"),
+        _kv_strings("tokenizer.ggml.tokens", tokens),
+        _kv_ints("tokenizer.ggml.token_type", [1] * 258 + [3]),
+        _kv_strings("tokenizer.ggml.merges", ["a b", "ab c"]),
+    ]
+    body = b"".join(kvs) + extra
+    return gguf.MAGIC + struct.pack("<IQQ", version, 0, len(kvs) + extra_keys) + body
+
+
+def test_a_tiny_file_written_by_hand(tmp_path):
+    path = tmp_path / "model.bin"  # (the name says nothing: the content does)
+    path.write_bytes(tiny_gguf() + b"\xff" * 4096)  # "tensors" after the header are never read
+    tok = tokenforge.load(path)
+    assert tok.name == "tiny"
+    assert tok.encode("abc abd", add_special_tokens=False) == [257, 32, 256, 100]  # (byte b is token b)
+    assert tok.decode([257, 32, 256, 100]) == "abc abd"
+    assert tok.encode("x<|end|>", allowed_special="all") == [120, 258]
+
+
+def test_gguf_py_writer_and_this_reader_agree(tmp_path):
+    writer_module = pytest.importorskip("gguf")
+    path = tmp_path / "written.gguf"
+    w = writer_module.GGUFWriter(str(path), "llama")
+    w.add_name("written by gguf-py")
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("llama-bpe")
+    w.add_token_list(BYTES + ["ab", "abc", "<|begin_of_text|>"])
+    w.add_token_types([1] * 258 + [3])
+    w.add_token_merges(["a b", "ab c"])
+    w.add_bos_token_id(258)
+    w.add_add_bos_token(True)
+    w.add_uint8("general.u8", 200)
+    w.add_int16("general.i16", -3)
+    w.add_uint64("general.u64", 2**63)
+    w.add_float64("general.f64", 0.25)
+    w.add_bool("general.flag", True)
+    w.add_array("general.floats", [0.5, 1.5])
+    w.add_string("tokenizer.chat_template", "{{ messages }}")
+    w.add_string("other.ignored", "x" * 100)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.close()
+    meta = gguf.read_metadata(path.read_bytes(), path)
+    assert meta["general.u8"] == 200 and meta["general.i16"] == -3 and meta["general.u64"] == 2**63
+    assert meta["general.f64"] == 0.25 and meta["general.flag"] is True and meta["general.floats"] == [0.5, 1.5]
+    assert meta["tokenizer.ggml.tokens"][-1] == "<|begin_of_text|>" and "other.ignored" not in meta
+    assert meta["tokenizer.chat_template"] == "{{ messages }}"
+    reader = writer_module.GGUFReader(str(path))
+    for key, field in reader.fields.items():
+        if key.startswith(("tokenizer.", "general.")) and key in meta:
+            assert field.contents() == meta[key], key
+    tok = tokenforge.load(path)
+    assert tok.encode("abc") == [258, 257]  # llama-bpe: <|begin_of_text|> added, "abc" kept whole
+
+
+def test_the_real_files_read_as_gguf_py_reads_them():
+    reader_module = pytest.importorskip("gguf")
+    for name in ("llama-spm", "bert-bge"):  # (gguf-py reads a vocabulary in seconds: the two small ones)
+        path = _file(name)
+        meta = gguf.read_metadata(path.read_bytes(), path)
+        fields = reader_module.GGUFReader(str(path)).fields
+        keys = [k for k in fields if k.startswith(("tokenizer.", "general."))]
+        assert keys and set(keys) == set(meta)
+        for key in keys:
+            want = fields[key].contents()
+            if isinstance(want, list) and want and isinstance(want[0], float):
+                assert meta[key] == pytest.approx(want), key
+            else:
+                assert meta[key] == want, key
+
+
+# --------------------------------------------------------------------------------------------------
+# Hostile files
+
+
+def test_every_truncation_is_a_clear_error(tmp_path):
+    data = tiny_gguf()
+    for end in list(range(0, 200)) + list(range(200, len(data), 97)):
+        path = tmp_path / "cut.gguf"
+        path.write_bytes(data[:end])
+        with pytest.raises(ValueError, match="cut.gguf"):
+            tokenforge.load(path)
+
+
+@pytest.mark.parametrize("header, message", [
+    (gguf.MAGIC + struct.pack("<IQQ", 1, 0, 1), "version"),
+    (gguf.MAGIC + struct.pack(">IQQ", 3, 0, 1), "little-endian"),
+    (gguf.MAGIC + struct.pack("<IQQ", 7, 0, 1), "version 7"),
+    (gguf.MAGIC + struct.pack("<IQQ", 3, 0, 2**62), "metadata keys"),
+    (gguf.MAGIC + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 2**60), "does not fit"),
+    (gguf.MAGIC + struct.pack("<IQQ", 3, 0, 1) + _string("k") + struct.pack("<I", 99), "unknown value type 99"),
+    (gguf.MAGIC + struct.pack("<IQQ", 3, 0, 1) + _string("k") + struct.pack("<IIQ", 9, 8, 2**61), "does not fit"),
+    (gguf.MAGIC + struct.pack("<IQQ", 3, 0, 1) + _string("k") + struct.pack("<IIQ", 9, 4, 2**61), "does not fit"),
+    (gguf.MAGIC + struct.pack("<IQQ", 3, 0, 1) + _string("general.name") + struct.pack("<I", 8) + _string(b"\xff\xfe"),
+     "not UTF-8"),
+    (gguf.MAGIC + struct.pack("<IQQ", 3, 0, 0) + b"\0" * 16, "without a tokenizer"),
+])
+def test_bad_headers_are_clear_errors(tmp_path, header, message):
+    path = tmp_path / "bad.gguf"
+    path.write_bytes(header + b"\0" * 8)
+    with pytest.raises(ValueError, match=message):
+        tokenforge.load(path)
+
+
+def test_unknown_models_and_pre_tokenizers_are_named(tmp_path):
+    path = tmp_path / "t5.gguf"
+    path.write_bytes(gguf.MAGIC + struct.pack("<IQQ", 3, 0, 2) + _kv_string("tokenizer.ggml.model", "t5")
+                     + _kv_strings("tokenizer.ggml.tokens", ["a"]))
+    with pytest.raises(ValueError, match="'t5'.*'gpt2'.*'llama'.*'bert'"):
+        tokenforge.load(path)
+    data = tiny_gguf().replace(_kv_string("tokenizer.ggml.pre", "gpt-2"), _kv_string("tokenizer.ggml.pre", "nopenope"))
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match="'nopenope'.*known"):
+        tokenforge.load(path)
+
+
+def test_the_shared_vocabulary_is_not_a_gguf_file():
+    assert not gguf.looks_like((SHARED / "vocab" / "cl100k_base.tiktoken").read_bytes()[:4])

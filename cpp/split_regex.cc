@@ -376,7 +376,7 @@ class RegexParser {
           n.test = SplitRegex::kBeginText;
           return node(n);
         }
-        if (eat('Z')) {
+        if (eat('Z') || eat('z')) {  // (both the end of the text to the `regex` module)
           Node n(Node::kAssert);
           n.test = SplitRegex::kEndText;
           return node(n);

@@ -117,7 +117,7 @@ def _patterns(draw, depth=0):
             if kind == 0 and depth < 2:
                 items.append("(?:" + draw(_patterns(depth=depth + 1)) + ")" + draw(st.sampled_from(["", "?", "+", "*"])))
             elif kind == 1:
-                items.append(draw(st.sampled_from([r"(?!\S)", r"(?=\s)", r"(?![a-b])", "$", "^", r"\Z", r"\A"])))
+                items.append(draw(st.sampled_from([r"(?!\S)", r"(?=\s)", r"(?![a-b])", "$", "^", r"\Z", r"\z", r"\A"])))
             else:
                 items.append(draw(st.sampled_from(_ATOMS)) + draw(st.sampled_from(_QUANTS)))
         alts.append("".join(items))

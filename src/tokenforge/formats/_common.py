@@ -92,6 +92,17 @@ def from_chars(s: str, source, where: str) -> bytes:
     return b
 
 
+# The bytes no UTF-8 text holds (C0, C1: overlong two-byte forms; F5-FF: past U+10FFFF).
+NOT_IN_UTF8 = frozenset([0xC0, 0xC1, *range(0xF5, 0x100)])
+
+
+def not_in_utf8_only(ranks: dict[bytes, int]) -> bool:
+    """Whether the vocabulary lacks a token for some bytes, all of them bytes no UTF-8 text holds
+    (MPT's, Falcon's and StarCoder's: tokenizers never meets them in a str)."""
+    missing = {b for b in range(256) if bytes([b]) not in ranks}
+    return bool(missing) and missing <= NOT_IN_UTF8
+
+
 def check_every_byte(ranks: dict[bytes, int], source, where: str) -> None:
     """Byte-level BPE needs a token for every byte (the native core's precondition)."""
     missing = [b for b in range(256) if bytes([b]) not in ranks]

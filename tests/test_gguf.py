@@ -112,6 +112,23 @@ def test_vocabularies_without_the_bytes_utf8_never_holds_load():
         assert type(tok._model).__name__ == "BPE"
 
 
+@pytest.mark.parametrize("name", [n for n in TESTED if n not in ("llama-spm", "phi-3")])
+def test_equal_to_hugging_face_tokenizers_on_real_text(name):
+    # The tokenizer.json each file stands for, read by Hugging Face's tokenizers itself: the same
+    # ids on the battery's multilingual text (llama.cpp's own regex engine reads a few of the
+    # patterns differently: see test_equal_to_llama_cpp_on_real_text).
+    hf = pytest.importorskip("tokenizers")
+    import json
+
+    path = _file(name)
+    obj = gguf.to_hf_json(path, gguf.read_metadata(path.read_bytes(), path))
+    reference = hf.Tokenizer.from_str(json.dumps(obj))
+    tok = tokenforge.load(path)
+    docs = _multilingual_documents()
+    for doc in docs:
+        assert tok.encode(doc, add_special_tokens=False) == reference.encode(doc, add_special_tokens=False).ids, doc[:80]
+
+
 def test_a_vocabulary_without_a_byte_text_holds_is_refused_clearly(tmp_path):
     data = tiny_gguf().replace(_string(BYTES[0]), _string(BYTES[0] + "x"), 1)  # no token for the byte 00
     path = tmp_path / "gap.gguf"
@@ -268,3 +285,31 @@ def test_unknown_models_and_pre_tokenizers_are_named(tmp_path):
 
 def test_the_shared_vocabulary_is_not_a_gguf_file():
     assert not gguf.looks_like((SHARED / "vocab" / "cl100k_base.tiktoken").read_bytes()[:4])
+
+
+# --------------------------------------------------------------------------------------------------
+# llama.cpp itself (llama-cpp-python, not a test dependency: it compiles llama.cpp; skipped when absent)
+
+
+# Where llama.cpp's own regex engine and pre-processing differ from the model's tokenizer.json (which
+# tokenforge follows, as the .out files do): deepseek-llm's "\s?" before U+3000, the BERT
+# pre-processing of Arabic, Devanagari and stacked accents.
+LLAMA_CPP_DIFFERS = {"deepseek-llm", "bert-bge"}
+
+
+@pytest.mark.parametrize("name", TESTED)
+def test_equal_to_llama_cpp_on_real_text(name):
+    llama_cpp = pytest.importorskip("llama_cpp")
+    if name in LLAMA_CPP_DIFFERS:
+        pytest.skip(f"{name}: llama.cpp's pre-processing differs from the model's tokenizer.json on this text")
+    path = _file(name)
+    model = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    tok = tokenforge.load(path)
+    sentencepiece = name in ("llama-spm", "phi-3")
+    for doc in _multilingual_documents():
+        # llama.cpp matches user-defined tokens in the text always, control tokens with special=True:
+        # encode does both for the byte-level files (as their tokenizer.json would), encode_ordinary
+        # neither for the sentencepiece ones (as sentencepiece does)
+        want = model.tokenize(doc.encode("utf-8"), add_bos=False, special=not sentencepiece)
+        got = tok.encode_ordinary(doc) if sentencepiece else tok.encode(doc, add_special_tokens=False)
+        assert got == want, doc[:80]

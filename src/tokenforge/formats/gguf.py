@@ -248,7 +248,8 @@ def _get(meta: dict, source, key: str, kind, default=None):
     return value
 
 
-def from_metadata(source, meta: dict, overrides: dict):
+def _vocabulary(source, meta: dict):
+    """(model, tokens, token types) of the metadata, checked."""
     model = _get(meta, source, "model", str)
     if model is None:
         fail(source, None, "a GGUF file without a tokenizer (no tokenizer.ggml.model key)")
@@ -258,17 +259,31 @@ def from_metadata(source, meta: dict, overrides: dict):
     types = _get(meta, source, "token_type", list) or [NORMAL] * len(tokens)
     if len(types) != len(tokens):
         fail(source, "tokenizer.ggml.token_type", f"{len(types)} types for {len(tokens)} tokens")
-    name = meta.get("general.name") if isinstance(meta.get("general.name"), str) else None
-    if model == "gpt2":
-        tok = _byte_level(source, meta, tokens, types, overrides)
-    elif model == "llama":
-        tok = _sentencepiece(source, meta, tokens, types, overrides)
-    elif model == "bert":
-        tok = _wordpiece(source, meta, tokens, types, overrides)
-    else:
+    if model not in ("gpt2", "llama", "bert"):
         fail(source, "tokenizer.ggml.model", f"{model!r}: this tokenforge reads GGUF tokenizers of the models "
                                              "'gpt2' (byte-level BPE), 'llama' (sentencepiece BPE) and 'bert' (WordPiece)")
-    if name and not overrides.get("name"):
+    return model, tokens, types
+
+
+def to_hf_json(source, meta: dict) -> dict:
+    """The tokenizer.json a byte-level ("gpt2") or WordPiece ("bert") GGUF tokenizer stands for (the
+    tests give it to Hugging Face's tokenizers too)."""
+    model, tokens, types = _vocabulary(source, meta)
+    if model == "llama":
+        fail(source, "tokenizer.ggml.model", "a sentencepiece model: it is read as one, not as a tokenizer.json")
+    return (_byte_level if model == "gpt2" else _wordpiece)(source, meta, tokens, types)
+
+
+def from_metadata(source, meta: dict, overrides: dict):
+    from . import _load_huggingface
+
+    model, tokens, types = _vocabulary(source, meta)
+    if model == "llama":
+        tok = _sentencepiece(source, meta, tokens, types, overrides)
+    else:
+        tok = _load_huggingface(source, to_hf_json(source, meta), dict(overrides))
+    name = meta.get("general.name")
+    if isinstance(name, str) and name and not overrides.get("name"):
         tok.name = name
     return tok
 
@@ -314,9 +329,7 @@ def _added(tokens, types):
     return out
 
 
-def _byte_level(source, meta, tokens, types, overrides):
-    from . import _load_huggingface
-
+def _byte_level(source, meta, tokens, types) -> dict:
     pre = _get(meta, source, "pre", str, "default") or "default"
     if pre not in PRE_TOKENIZERS:
         fail(source, "tokenizer.ggml.pre", f"{pre!r}: a pre-tokenizer this tokenforge does not know "
@@ -326,7 +339,7 @@ def _byte_level(source, meta, tokens, types, overrides):
     bos, eos = _bos_eos(meta, source, len(tokens), pre in _ADD_BOS)
     splits = [{"type": "Split", "pattern": {"Regex": r}, "behavior": "Isolated", "invert": False}
               for r in PRE_TOKENIZERS[pre]]
-    obj = {
+    return {
         "version": "1.0", "truncation": None, "padding": None,
         "added_tokens": _added(tokens, types),
         "normalizer": None,
@@ -338,7 +351,6 @@ def _byte_level(source, meta, tokens, types, overrides):
                   "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
                   "ignore_merges": pre in _IGNORE_MERGES, "vocab": vocab, "merges": merges},
     }
-    return _load_huggingface(source, obj, dict(overrides))
 
 
 def _sentencepiece(source, meta, tokens, types, overrides):
@@ -369,9 +381,7 @@ def _sentencepiece(source, meta, tokens, types, overrides):
     return tok
 
 
-def _wordpiece(source, meta, tokens, types, overrides):
-    from . import _load_huggingface
-
+def _wordpiece(source, meta, tokens, types) -> dict:
     vocab: dict[str, int] = {}
     for i, (t, k) in enumerate(zip(tokens, types)):
         if k == NORMAL and t.startswith("\u2581"):  # (llama.cpp's converter: a word's first piece)
@@ -387,7 +397,7 @@ def _wordpiece(source, meta, tokens, types, overrides):
     post = None
     if cls is not None and sep is not None:
         post = {"type": "BertProcessing", "sep": [tokens[sep], sep], "cls": [tokens[cls], cls]}
-    obj = {
+    return {
         "version": "1.0", "truncation": None, "padding": None,
         "added_tokens": _added(tokens, types),
         "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
@@ -398,5 +408,4 @@ def _wordpiece(source, meta, tokens, types, overrides):
         "model": {"type": "WordPiece", "unk_token": tokens[unk] if unk is not None else "[UNK]",
                   "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": vocab},
     }
-    return _load_huggingface(source, obj, dict(overrides))
 

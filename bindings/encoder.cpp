@@ -112,11 +112,17 @@ class BatchChecks {
 struct PyEncoder {
   std::unique_ptr<Encoder> enc;
   std::unique_ptr<IntCache> ints;
+  std::array<char, 256> absent_{};  // the bytes without a token (see the constructor)
 
   // `merges`: a sequence of (left id, right id, merged id), or bytes packing them as native uint32
   // triples (what byte_level_merges reads from a tokenizer.json: no tuple per merge on either side).
+  // `absent`: bytes without a token. A vocabulary may lack the bytes no UTF-8 text holds (C0, C1,
+  // F5-FF: MPT's, Falcon's, StarCoder's). The byte-pair model needs a token for every byte, so each
+  // gets one of its own, with an id past every real one, that the decoder does not know: text
+  // (UTF-8) never holds those bytes, and encode_pieces drops them from raw pieces first, as
+  // tokenizers drops a character that has no token.
   PyEncoder(const std::vector<std::pair<uint32_t, nb::bytes>>& tokens, nb::handle merges, bool whole_piece_lookup,
-            nb::handle pattern, const std::vector<std::pair<nb::bytes, uint32_t>>& specials) {
+            nb::handle pattern, const std::vector<std::pair<nb::bytes, uint32_t>>& specials, nb::bytes absent) {
     std::shared_ptr<const SplitRegex> split = split_pattern_of(pattern);  // first: may raise UnsupportedPattern
     std::vector<std::pair<uint32_t, std::string>> toks;
     toks.reserve(tokens.size());
@@ -133,11 +139,26 @@ struct PyEncoder {
       rules.reserve(triples.size());
       for (const auto& [l, r, m] : triples) rules.push_back({l, r, m});
     }
-    std::string error;
-    auto model = BytePairModel::create(toks, rules, whole_piece_lookup, &error);
-    if (!model) throw nb::value_error(error.c_str());
     std::vector<SpecialToken> sp;
     for (const auto& [b, id] : specials) sp.push_back({std::string(b.c_str(), b.size()), id});
+    std::string error;
+    std::unique_ptr<BytePairModel> model;
+    if (absent.size() == 0) {
+      model = BytePairModel::create(toks, rules, whole_piece_lookup, &error);
+    } else {
+      uint32_t next = 0;
+      for (const auto& t : toks) next = std::max(next, t.first);
+      for (const auto& s : sp) next = std::max(next, s.id);
+      auto with_absent = toks;
+      for (size_t k = 0; k < absent.size(); ++k) {
+        uint8_t b = uint8_t(absent.c_str()[k]);
+        if (absent_[b] || next >= 0xFFFFFFFEu) throw nb::value_error("absent bytes: a byte twice, or no id left");
+        absent_[b] = 1;
+        with_absent.emplace_back(++next, std::string(1, char(b)));
+      }
+      model = BytePairModel::create(with_absent, rules, whole_piece_lookup, &error);
+    }
+    if (!model) throw nb::value_error(error.c_str());
     auto decoder = std::move(toks);
     for (const auto& s : sp) decoder.emplace_back(s.id, s.bytes);
     uint32_t max_id = 0;
@@ -370,7 +391,18 @@ struct PyEncoder {
 
   nb::list encode_pieces(const std::vector<nb::bytes>& pieces) const {
     std::vector<uint32_t> out;
-    for (const auto& p : pieces) enc->encode_piece(reinterpret_cast<const uint8_t*>(p.c_str()), p.size(), out);
+    std::string kept;
+    for (const auto& p : pieces) {
+      const auto* b = reinterpret_cast<const uint8_t*>(p.c_str());
+      if (std::none_of(b, b + p.size(), [&](uint8_t c) { return absent_[c]; })) {
+        enc->encode_piece(b, p.size(), out);
+        continue;
+      }
+      kept.clear();  // (the bytes without a token dropped)
+      for (size_t i = 0; i < p.size(); ++i)
+        if (!absent_[b[i]]) kept += char(b[i]);
+      enc->encode_piece(reinterpret_cast<const uint8_t*>(kept.data()), kept.size(), out);
+    }
     return to_list(out);
   }
 
@@ -627,9 +659,9 @@ void bind_encoder(nb::module_& m) {
       .def_prop_ro("program_size", [](const PyPattern& p) { return p.re->program_size(); });
   nb::class_<PyEncoder>(m, "Encoder")
       .def(nb::init<const std::vector<std::pair<uint32_t, nb::bytes>>&, nb::handle, bool, nb::handle,
-                    const std::vector<std::pair<nb::bytes, uint32_t>>&>(),
+                    const std::vector<std::pair<nb::bytes, uint32_t>>&, nb::bytes>(),
            nb::arg("tokens"), nb::arg("merges"), nb::arg("whole_piece_lookup"), nb::arg("pattern").none(),
-           nb::arg("specials"))
+           nb::arg("specials"), nb::arg("absent") = nb::bytes(""))
       .def("encode", &PyEncoder::encode, nb::arg("text"), nb::arg("allowed"), nb::arg("disallowed") = nb::bytes(""))
       .def("encode_to_numpy", &PyEncoder::encode_to_numpy, nb::arg("text"), nb::arg("allowed"),
            nb::arg("disallowed") = nb::bytes(""))

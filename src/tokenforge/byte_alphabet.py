@@ -47,3 +47,8 @@ def from_chars(s: str) -> bytes | None:
         return t.encode("latin-1")
     except UnicodeEncodeError:
         return None
+
+
+# The bytes no UTF-8 text holds (C0, C1: overlong two-byte forms; F5-FF: past U+10FFFF). Some
+# byte-level vocabularies have no token for them (MPT's, Falcon's, StarCoder's).
+NOT_IN_UTF8 = frozenset([0xC0, 0xC1, *range(0xF5, 0x100)])

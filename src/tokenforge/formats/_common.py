@@ -11,7 +11,7 @@ try:
 except ImportError:  # optional: json.loads reads the same
     _orjson = None
 
-from ..byte_alphabet import BYTE_TO_CHAR, CHAR_TO_BYTE, to_chars  # noqa: F401 (for the format modules)
+from ..byte_alphabet import BYTE_TO_CHAR, CHAR_TO_BYTE, NOT_IN_UTF8, to_chars  # noqa: F401 (for the format modules)
 from ..byte_alphabet import from_chars as _from_chars
 from ..outputs import write_atomic  # noqa: F401 (for the format modules)
 from ..stage import UnsupportedComponent  # noqa: F401 (for the format modules)
@@ -92,23 +92,15 @@ def from_chars(s: str, source, where: str) -> bytes:
     return b
 
 
-# The bytes no UTF-8 text holds (C0, C1: overlong two-byte forms; F5-FF: past U+10FFFF).
-NOT_IN_UTF8 = frozenset([0xC0, 0xC1, *range(0xF5, 0x100)])
-
-
-def not_in_utf8_only(ranks: dict[bytes, int]) -> bool:
-    """Whether the vocabulary lacks a token for some bytes, all of them bytes no UTF-8 text holds
-    (MPT's, Falcon's and StarCoder's: tokenizers never meets them in a str)."""
-    missing = {b for b in range(256) if bytes([b]) not in ranks}
-    return bool(missing) and missing <= NOT_IN_UTF8
-
-
 def check_every_byte(ranks: dict[bytes, int], source, where: str) -> None:
-    """Byte-level BPE needs a token for every byte (the native core's precondition)."""
+    """Byte-level BPE needs a token for every byte text can hold (the native core's precondition).
+    The 13 bytes no UTF-8 text holds may lack one (MPT's, Falcon's, StarCoder's vocabularies, which
+    tokenizers reads): ByteBPE gives them ids of its own that nothing decodes."""
     missing = [b for b in range(256) if bytes([b]) not in ranks]
-    if missing:
-        fail(source, where, f"no token for {len(missing)} of the 256 bytes (first: 0x{missing[0]:02X}, "
-                            f"written {BYTE_TO_CHAR[missing[0]]!r}): not a byte-level BPE vocabulary")
+    needed = [b for b in missing if b not in NOT_IN_UTF8]
+    if needed:
+        fail(source, where, f"no token for {len(missing)} of the 256 bytes (first: 0x{needed[0]:02X}, "
+                            f"written {BYTE_TO_CHAR[needed[0]]!r}): not a byte-level BPE vocabulary")
 
 
 def build(source, kwargs: dict, overrides: dict):

@@ -27,7 +27,7 @@ from .. import _core, patterns, regex_budget
 from ..models.byte_bpe import Merges
 from ..outputs import write_atomic
 from ._common import (CHAR_TO_BYTE, added_token_id, build, check_every_byte, check_hf_envelope, explicit_merges, fail,
-                      from_chars, hf_limits_json, ignored_parts, not_in_utf8_only, refuse, to_chars)
+                      from_chars, hf_limits_json, ignored_parts, refuse, to_chars)
 
 FORMAT = "huggingface"
 
@@ -135,9 +135,6 @@ def load(path, obj, **overrides):
             if i in seen:
                 fail(source, f"model.vocab[{s!r}]", f"duplicate id {i} (also {seen[i]!r})")
             seen[i] = s
-    if not_in_utf8_only(ranks):  # (tokenizers reads them: Hugging Face's generic model, hf_stages)
-        refuse(source, "model.vocab", "no token for some of the bytes no UTF-8 text holds (MPT, Falcon, "
-                                      "StarCoder): the native engine needs all 256")
     check_every_byte(ranks, source, "model.vocab")
     check_added_ids(source, obj.get("added_tokens") or [], vocab)
     if model.get("ignore_merges"):

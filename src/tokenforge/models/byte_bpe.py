@@ -23,20 +23,21 @@ from operator import itemgetter
 from typing import Mapping, Sequence
 
 from .. import _core
-from ..byte_alphabet import from_chars, to_chars
+from ..byte_alphabet import NOT_IN_UTF8, from_chars, to_chars
 from ..stage import UnknownTokenError
 
 
-def native_encoder(tokens, merge_rules, whole_piece_lookup: bool, pat_str: str | None, specials):
+def native_encoder(tokens, merge_rules, whole_piece_lookup: bool, pat_str: str | None, specials, absent=b""):
     """(_core.Encoder, whether it splits text itself). The engine splits with any pattern of its
     subset (cpp/split_regex.h); for another pattern it raises UnsupportedPattern, and the engine is
-    made without one: the pre-tokenizer splits with `regex`, the engine runs the byte pairs."""
+    made without one: the pre-tokenizer splits with `regex`, the engine runs the byte pairs.
+    `absent`: the bytes without a token (only bytes no UTF-8 text holds; see ByteBPE)."""
     if pat_str is not None:
         try:
-            return _core.Encoder(tokens, merge_rules, whole_piece_lookup, pat_str, specials), True
+            return _core.Encoder(tokens, merge_rules, whole_piece_lookup, pat_str, specials, absent), True
         except _core.UnsupportedPattern:
             pass
-    return _core.Encoder(tokens, merge_rules, whole_piece_lookup, None, specials), False
+    return _core.Encoder(tokens, merge_rules, whole_piece_lookup, None, specials, absent), False
 
 
 class Merges:
@@ -96,10 +97,15 @@ class ByteBPE:
             self._validate()
         # The engine splits every piece into its bytes first: a vocabulary without some single byte
         # could not encode text containing it. Refused here, so that a file without one does not
-        # load and fail at its first encode (found by fuzz/fuzz_load.py).
-        missing = next((b for b in range(256) if bytes((b,)) not in self.ranks), None)
-        if missing is not None:
-            raise ValueError(f"byte {missing} (0x{missing:02X}) is not a token; in byte-level BPE every single byte must be one")
+        # load and fail at its first encode (found by fuzz/fuzz_load.py). Except the bytes no UTF-8
+        # text holds, which some vocabularies lack (MPT's, Falcon's, StarCoder's) and text never
+        # needs: the engine gives them ids of its own that nothing decodes (`absent`), and raw byte
+        # pieces lose them, as tokenizers drops a character without a token.
+        missing = [b for b in range(256) if bytes((b,)) not in self.ranks]
+        if missing and not set(missing) <= NOT_IN_UTF8:
+            first = next(b for b in missing if b not in NOT_IN_UTF8)
+            raise ValueError(f"byte {first} (0x{first:02X}) is not a token; in byte-level BPE every single byte must be one")
+        self.absent = bytes(missing)
         self._by_id_made = None
         self._tokens = list(zip(self.ranks.values(), self.ranks.keys()))
         # (left id, right id, merged id) per merge: a Merges as read, or a list of tuples
@@ -180,10 +186,10 @@ class ByteBPE:
                 ids = set(self.ranks.values())
                 unused = next(i for i in range(max(ids, default=-1) + 1, -1, -1) if i not in ids and i < 2**32 - 1)
                 rules = [(unused, unused, unused)]
-                hit = native_encoder(self._tokens, rules, self.ignore_merges, pat_str, spec)
+                hit = native_encoder(self._tokens, rules, self.ignore_merges, pat_str, spec, self.absent)
             else:
                 rules = self._rules.packed if isinstance(self._rules, Merges) else self._rules
-                hit = native_encoder(self._tokens, rules, self.ignore_merges, pat_str, spec)
+                hit = native_encoder(self._tokens, rules, self.ignore_merges, pat_str, spec, self.absent)
             if len(self._encoders) < 16:
                 self._encoders[key] = hit
         return hit

@@ -68,6 +68,17 @@ def test_byte_level_decode_gives_the_text_back(name):
         assert tok.decode(tok.encode(text, add_special_tokens=False)) == text
 
 
+def test_a_sentencepiece_gguf_saves_as_a_model_file(tmp_path):
+    sentencepiece = pytest.importorskip("sentencepiece")
+    tok = tokenforge.load(_file("llama-spm"))
+    path = tmp_path / "llama.model"
+    tok.save(path, format="sentencepiece")
+    reference = sentencepiece.SentencePieceProcessor(model_file=str(path))
+    assert tok.get_score(500) == reference.get_score(500)
+    for text, want in _llama_cpp_cases(_file("llama-spm")):
+        assert reference.encode(text) == want == tok.encode(text, add_special_tokens=False)
+
+
 def test_beginning_of_text_added_as_llama_cpp_adds_it():
     llama3 = tokenforge.load(_file("llama-bpe"))  # llama.cpp adds <|begin_of_text|> for llama-bpe
     assert llama3.encode("Hello") == [128000] + llama3.encode("Hello", add_special_tokens=False)

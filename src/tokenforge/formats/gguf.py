@@ -362,9 +362,9 @@ def _sentencepiece(source, meta, tokens, types, overrides):
     scores = _get(meta, source, "scores", list) or [0.0] * len(tokens)
     if len(scores) != len(tokens):
         fail(source, "tokenizer.ggml.scores", f"{len(scores)} scores for {len(tokens)} tokens")
-    kinds = [k if 1 <= k <= 6 else NORMAL for k in types]
-    pieces = [mf.Piece(t, float(s), k) for t, s, k in zip(tokens, scores, kinds)]
-    has_bytes = sum(1 for k in kinds if k == BYTE) == 256
+    kinds = bytes(k if 1 <= k <= 6 else NORMAL for k in types)
+    pieces = mf.PieceColumns(tokens, scores, kinds)
+    has_bytes = kinds.count(BYTE) == 256
     model = mf.ModelFile(pieces, model_type=mf.BPE, byte_fallback=has_bytes,
                          add_dummy_prefix=_get(meta, source, "add_space_prefix", bool, True),
                          remove_extra_whitespaces=False, normalizer_name="identity")

@@ -47,7 +47,8 @@ class SentencePiece:
         self.algorithm = ALGORITHMS[model.model_type]
         pieces = model.pieces
         self._table = pieces if isinstance(pieces, mf.PieceTable) else None  # read natively: texts on first use
-        self._types = types = pieces.types if self._table is not None else bytes(p.type for p in pieces)
+        columns = isinstance(pieces, (mf.PieceTable, mf.PieceColumns))
+        self._types = types = pieces.types if columns else bytes(p.type for p in pieces)
         self._scans = 0
         unk = types.find(UNKNOWN)
         if unk < 0:
@@ -62,6 +63,8 @@ class SentencePiece:
         native_type = model.model_type if model.model_type in (mf.UNIGRAM, mf.BPE) else mf.UNIGRAM
         if self._table is not None:
             pieces = self._table.proto  # the pieces stay native
+        elif isinstance(pieces, mf.PieceColumns):
+            pieces = list(zip([t.encode("utf-8") for t in pieces.texts], pieces.scores, pieces.types))
         else:
             pieces = [(p.piece.encode("utf-8"), p.score, p.type) for p in pieces]
         self._native = _core.SentencePieceModel(

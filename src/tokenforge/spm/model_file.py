@@ -95,9 +95,39 @@ class PieceTable(Sequence):
         return f"PieceTable({len(self)} pieces)"
 
 
+class PieceColumns(Sequence):
+    """Pieces given as three columns (texts, scores, type bytes) without a Piece object each (a
+    GGUF file's vocabulary: 32K Piece objects were half of loading one). Piece objects are made on
+    first use. Read-only."""
+
+    def __init__(self, texts: list[str], scores: Sequence[float], types: bytes):
+        self.texts, self.scores, self.types = texts, scores, types
+        self._pieces: list[Piece] | None = None
+
+    def as_list(self) -> list[Piece]:
+        if self._pieces is None:
+            self._pieces = [Piece(t, s, k) for t, s, k in zip(self.texts, self.scores, self.types)]
+        return self._pieces
+
+    def __len__(self) -> int:
+        return len(self.types)
+
+    def __getitem__(self, i):
+        return self.as_list()[i]
+
+    def __iter__(self):
+        return iter(self.as_list())
+
+    def __eq__(self, other) -> bool:
+        return self.as_list() == (other.as_list() if isinstance(other, (PieceTable, PieceColumns)) else other)
+
+    def __repr__(self) -> str:
+        return f"PieceColumns({len(self)} pieces)"
+
+
 def columns(pieces) -> tuple[list[str], Sequence[float], bytes]:
     """(texts, scores, types) of a list of Piece or a PieceTable."""
-    if isinstance(pieces, PieceTable):
+    if isinstance(pieces, (PieceTable, PieceColumns)):
         return pieces.texts, pieces.scores, pieces.types
     return [p.piece for p in pieces], [p.score for p in pieces], bytes(p.type for p in pieces)
 

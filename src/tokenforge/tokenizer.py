@@ -295,9 +295,13 @@ class Tokenizer:
                 extra = [(t.content, t.id) for t in self._added if model.token_bytes(t.id) is None or t.special]
                 self._engine, self._engine_splits = model.encoder(None, extra)
                 self._matcher = sequence
+        # Characters whose bytes the vocabulary has no token for (ByteBPE.droppable): a stretch
+        # holding one goes through encode_pieces, which drops them (_encode_stretch).
+        self._droppable = model.droppable if self._engine is not None else None
         # The whole of encode in one native call: byte-level engine with its pattern, plain
         # special tokens only, no normalizer.
-        self._fast = self._engine is not None and self._engine_splits and self._only_plain and self._normalizer is None
+        self._fast = self._engine is not None and self._engine_splits and self._only_plain and self._normalizer is None \
+            and self._droppable is None
         # Text without special tokens (encode_ordinary, count_tokens) runs in the engine alone when
         # no added token is matched in ordinary text (special ones never are; plain ones always).
         self._ordinary_fast = self._fast and all(t.special for t in self._added)
@@ -639,12 +643,22 @@ class Tokenizer:
             for sub, sub_id in self._added_vocab.split(norm, allowed, normalized=True):
                 yield sub if sub_id is None else sub_id
 
+    def _byte_pieces(self, text: str) -> list[bytes]:
+        """The pre-tokenizer's pieces of a stretch, as UTF-8 (for the engine's encode_pieces)."""
+        if self._engine_splits:
+            return self._engine.split(text)
+        if isinstance(self._matcher, _core_mod.SplitSequence):
+            return self._matcher.pieces(text)
+        return [text[s:e].encode("utf-8") for s, e in self._matcher.spans(text)]
+
     def _encode_stretch(self, text: str, at_start: bool) -> list[int]:
         """Normalized text without added tokens -> ids (pre-tokenizer and model), a new list."""
         if not text:
             return []
         model = self._model
         if self._engine is not None:  # byte-level BPE with a known pattern
+            if self._droppable is not None and self._droppable.search(text):
+                return self._engine.encode_pieces(self._byte_pieces(text))
             if self._engine_splits:
                 return self._engine.encode(text, b"")
             if isinstance(self._matcher, _core_mod.SplitSequence):
@@ -768,6 +782,10 @@ class Tokenizer:
             encoded = self._engine.encode_batch(stretches, b"", num_threads, b"")
         else:
             encoded = self._engine.encode_split_batch(stretches, self._matcher, num_threads)
+        if self._droppable is not None:  # (those stretches again, their absent bytes dropped)
+            for k, stretch in enumerate(stretches):
+                if self._droppable.search(stretch):
+                    encoded[k] = self._encode_stretch(stretch, False)
         rows = []
         for plan in plans:
             ids: list[int] = []

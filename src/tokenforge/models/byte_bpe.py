@@ -40,6 +40,30 @@ def native_encoder(tokens, merge_rules, whole_piece_lookup: bool, pat_str: str |
     return _core.Encoder(tokens, merge_rules, whole_piece_lookup, None, specials, absent), False
 
 
+def absent_bytes_supported(missing, ignore_merges: bool) -> bool:
+    """Whether ByteBPE takes a vocabulary without tokens for the bytes `missing`."""
+    text_bytes = [b for b in missing if b not in NOT_IN_UTF8]
+    return not text_bytes or (not ignore_merges and not any(0x80 <= b < 0xC0 for b in text_bytes))
+
+
+def _characters_holding(byte_values):
+    """A compiled regex of the characters whose UTF-8 holds one of the bytes (ASCII bytes or lead
+    bytes), or None for none."""
+    if not byte_values:
+        return None
+    import re
+
+    ranges = []
+    for b in byte_values:
+        if b < 0x80:
+            ranges.append((b, b))
+        else:  # a lead byte: the code points it starts
+            bits, shift = (0x1F, 6) if b < 0xE0 else (0x0F, 12) if b < 0xF0 else (0x07, 18)
+            first = (b & bits) << shift
+            ranges.append((first, first + (1 << shift) - 1))
+    return re.compile("[" + "".join(f"\\U{a:08x}-\\U{z:08x}" for a, z in ranges) + "]")
+
+
 class Merges:
     """Merges read natively from a file against a vocabulary (formats/huggingface.py): only the
     rules (left id, right id, merged id), in order, packed as native uint32 triples (`packed`, what
@@ -101,11 +125,17 @@ class ByteBPE:
         # text holds, which some vocabularies lack (MPT's, Falcon's, StarCoder's) and text never
         # needs: the engine gives them ids of its own that nothing decodes (`absent`), and raw byte
         # pieces lose them, as tokenizers drops a character without a token.
+        # A vocabulary may also lack bytes text can hold (Falcon's control bytes, StarCoder's F1):
+        # tokenizers drops such a character from a piece before merging (its neighbours may then
+        # merge), which `droppable` tells the Tokenizer to do (pieces holding one go through
+        # encode_pieces, which drops the absent bytes); not with ignore_merges, nor for continuation
+        # bytes (no character class says which characters hold one).
         missing = [b for b in range(256) if bytes((b,)) not in self.ranks]
-        if missing and not set(missing) <= NOT_IN_UTF8:
+        if not absent_bytes_supported(missing, self.ignore_merges):
             first = next(b for b in missing if b not in NOT_IN_UTF8)
             raise ValueError(f"byte {first} (0x{first:02X}) is not a token; in byte-level BPE every single byte must be one")
         self.absent = bytes(missing)
+        self.droppable = _characters_holding([b for b in missing if b not in NOT_IN_UTF8])
         self._by_id_made = None
         self._tokens = list(zip(self.ranks.values(), self.ranks.keys()))
         # (left id, right id, merged id) per merge: a Merges as read, or a list of tuples

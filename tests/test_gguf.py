@@ -351,3 +351,26 @@ def test_equal_to_llama_cpp_on_real_text(name):
         want = model.tokenize(doc.encode("utf-8"), add_bos=False, special=not sentencepiece)
         got = tok.encode_ordinary(doc) if sentencepiece else tok.encode(doc, add_special_tokens=False)
         assert got == want, doc[:80]
+
+
+def test_bytes_flipped_anywhere_load_or_raise_value_error(tmp_path):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    data = tiny_gguf()
+    path = tmp_path / "flipped.gguf"
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.lists(st.tuples(st.integers(0, len(data) - 1), st.integers(0, 255)), min_size=1, max_size=6))
+    def check(flips):
+        mutated = bytearray(data)
+        for at, value in flips:
+            mutated[at] = value
+        path.write_bytes(bytes(mutated))
+        try:
+            tok = tokenforge.load(path)
+        except ValueError:
+            return  # (named: every error is a ValueError with the file's name)
+        tok.encode("abc abd x", add_special_tokens=False)
+
+    check()

@@ -20,24 +20,15 @@ from __future__ import annotations
 import argparse
 import pathlib
 import sys
-import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tools"))
 from bench_encode import real_corpus  # noqa: E402
+from bench_load import best  # noqa: E402
 from fetch_real_tokenizers import cache_dir  # noqa: E402
 
 NAMES = ["gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "deepseek-llm", "mpt", "command-r", "starcoder",
          "falcon", "refact", "llama-spm", "phi-3", "bert-bge"]
-
-
-def best(f, repeat: int) -> float:
-    out = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        out = min(out, time.perf_counter() - t)
-    return out
 
 
 def documents(text: str, size: int, limit: int) -> list[str]:

@@ -47,7 +47,7 @@ class SentencePiece:
         self.algorithm = ALGORITHMS[model.model_type]
         pieces = model.pieces
         self._table = pieces if isinstance(pieces, mf.PieceTable) else None  # read natively: texts on first use
-        columns = isinstance(pieces, (mf.PieceTable, mf.PieceColumns))
+        columns = isinstance(pieces, mf.PieceColumns)
         self._types = types = pieces.types if columns else bytes(p.type for p in pieces)
         self._scans = 0
         unk = types.find(UNKNOWN)

@@ -30,13 +30,43 @@ class Piece:
     type: int = NORMAL
 
 
-class PieceTable(Sequence):
-    """The pieces of a file read natively, as three columns (texts, float32 scores, type bytes).
-    Loading to encode needs the types only: the texts (a str per piece, a third of the time of
-    loading a 32k-piece model), the scores and the Piece objects are made on first use, and a
-    few texts or lookups are answered by the native copy. Read-only."""
+class PieceColumns(Sequence):
+    """Pieces as three columns (texts, scores, type bytes), without a Piece object each (a GGUF
+    file's vocabulary: 32K Piece objects were half of loading one); Piece objects are made on first
+    use. Read-only."""
 
-    def __init__(self, proto):
+    def __init__(self, texts: list[str], scores: Sequence[float], types: bytes):
+        self.texts, self.scores, self.types = texts, scores, types
+        self._pieces: list[Piece] | None = None
+
+    def as_list(self) -> list[Piece]:
+        if self._pieces is None:
+            self._pieces = [Piece(t, s, k) for t, s, k in zip(self.texts, self.scores, self.types)]
+        return self._pieces
+
+    def __len__(self) -> int:
+        return len(self.types)
+
+    def __getitem__(self, i):
+        return self.as_list()[i]
+
+    def __iter__(self):
+        return iter(self.as_list())
+
+    def __eq__(self, other) -> bool:
+        return self.as_list() == (other.as_list() if isinstance(other, PieceColumns) else other)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} pieces)"
+
+
+class PieceTable(PieceColumns):
+    """The pieces of a file read natively, as the same three columns (float32 scores). Loading to
+    encode needs the types only: the texts (a str per piece, a third of the time of loading a
+    32k-piece model), the scores and the Piece objects are made on first use, and a few texts or
+    lookups are answered by the native copy."""
+
+    def __init__(self, proto):  # (not PieceColumns.__init__: texts and scores are made on first use)
         self.proto = proto  # _core.SentencePieceModelProto: the native model is built from it
         self.types: bytes = proto.types()
         self._pieces: list[Piece] | None = None
@@ -74,60 +104,10 @@ class PieceTable(Sequence):
         i = self.proto.find(raw)
         return None if i < 0 else i
 
-    def as_list(self) -> list[Piece]:
-        if self._pieces is None:
-            self._pieces = [Piece(t, s, k) for t, s, k in zip(self.texts, self.scores, self.types)]
-        return self._pieces
-
-    def __len__(self) -> int:
-        return len(self.types)
-
-    def __getitem__(self, i):
-        return self.as_list()[i]
-
-    def __iter__(self):
-        return iter(self.as_list())
-
-    def __eq__(self, other) -> bool:
-        return self.as_list() == (other.as_list() if isinstance(other, PieceTable) else other)
-
-    def __repr__(self) -> str:
-        return f"PieceTable({len(self)} pieces)"
-
-
-class PieceColumns(Sequence):
-    """Pieces given as three columns (texts, scores, type bytes) without a Piece object each (a
-    GGUF file's vocabulary: 32K Piece objects were half of loading one). Piece objects are made on
-    first use. Read-only."""
-
-    def __init__(self, texts: list[str], scores: Sequence[float], types: bytes):
-        self.texts, self.scores, self.types = texts, scores, types
-        self._pieces: list[Piece] | None = None
-
-    def as_list(self) -> list[Piece]:
-        if self._pieces is None:
-            self._pieces = [Piece(t, s, k) for t, s, k in zip(self.texts, self.scores, self.types)]
-        return self._pieces
-
-    def __len__(self) -> int:
-        return len(self.types)
-
-    def __getitem__(self, i):
-        return self.as_list()[i]
-
-    def __iter__(self):
-        return iter(self.as_list())
-
-    def __eq__(self, other) -> bool:
-        return self.as_list() == (other.as_list() if isinstance(other, (PieceTable, PieceColumns)) else other)
-
-    def __repr__(self) -> str:
-        return f"PieceColumns({len(self)} pieces)"
-
 
 def columns(pieces) -> tuple[list[str], Sequence[float], bytes]:
     """(texts, scores, types) of a list of Piece or a PieceTable."""
-    if isinstance(pieces, (PieceTable, PieceColumns)):
+    if isinstance(pieces, PieceColumns):
         return pieces.texts, pieces.scores, pieces.types
     return [p.piece for p in pieces], [p.score for p in pieces], bytes(p.type for p in pieces)
 

@@ -127,7 +127,7 @@ class SentencePieceTokenizer(Tokenizer):
 
     def get_score(self, i: int) -> float:
         pieces = self.model.model.pieces
-        return pieces.scores[i] if isinstance(pieces, (mf.PieceTable, mf.PieceColumns)) else pieces[i].score
+        return pieces.scores[i] if isinstance(pieces, mf.PieceColumns) else pieces[i].score
 
     # ---- encoding with sentencepiece's options ------------------------------------------------------
 

@@ -28,7 +28,7 @@ from bench_load import best  # noqa: E402
 from fetch_real_tokenizers import cache_dir  # noqa: E402
 
 NAMES = ["gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "deepseek-llm", "mpt", "command-r", "starcoder",
-         "falcon", "refact", "llama-spm", "phi-3", "bert-bge"]
+         "falcon", "refact", "llama-spm", "phi-3", "nomic-bert-moe", "bert-bge"]
 
 
 def documents(text: str, size: int, limit: int) -> list[str]:
@@ -73,7 +73,7 @@ def main() -> None:
                            args.repeat) if llama_cpp else None
         tok = tokenforge.load(p)
         model = llama_cpp.Llama(model_path=p, vocab_only=True, verbose=False) if llama_cpp else None
-        sentencepiece = name in ("llama-spm", "phi-3")
+        sentencepiece = name in ("llama-spm", "phi-3", "nomic-bert-moe")
         cells = []
         for docs in corpora.values():
             size = sum(len(d.encode("utf-8")) for d in docs)

@@ -8,7 +8,7 @@ of them). The tokenizer is under `tokenizer.ggml.*`, as llama.cpp's converter wr
 
 | key | meaning |
 |---|---|
-| model | "gpt2": byte-level BPE with merges; "llama": sentencepiece BPE with scores; "bert": WordPiece; ("t5", "rwkv": refused) |
+| model | "gpt2": byte-level BPE with merges; "llama": sentencepiece BPE with scores; "t5": sentencepiece unigram; "bert": WordPiece; ("rwkv": refused) |
 | pre | the byte-level pre-tokenizer by name ("llama-bpe", "qwen2", "gpt-2", ...): PRE_TOKENIZERS below |
 | tokens, scores, token_type | the vocabulary in id order; types 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte |
 | merges | "left right" strings in priority order (gpt2) |
@@ -259,9 +259,10 @@ def _vocabulary(source, meta: dict):
     types = _get(meta, source, "token_type", list) or [NORMAL] * len(tokens)
     if len(types) != len(tokens):
         fail(source, "tokenizer.ggml.token_type", f"{len(types)} types for {len(tokens)} tokens")
-    if model not in ("gpt2", "llama", "bert"):
+    if model not in ("gpt2", "llama", "bert", "t5"):
         fail(source, "tokenizer.ggml.model", f"{model!r}: this tokenforge reads GGUF tokenizers of the models "
-                                             "'gpt2' (byte-level BPE), 'llama' (sentencepiece BPE) and 'bert' (WordPiece)")
+                                             "'gpt2' (byte-level BPE), 'llama' (sentencepiece BPE), 't5' "
+                                             "(sentencepiece unigram) and 'bert' (WordPiece)")
     return model, tokens, types
 
 
@@ -269,7 +270,7 @@ def to_hf_json(source, meta: dict) -> dict:
     """The tokenizer.json a byte-level ("gpt2") or WordPiece ("bert") GGUF tokenizer stands for (the
     tests give it to Hugging Face's tokenizers too)."""
     model, tokens, types = _vocabulary(source, meta)
-    if model == "llama":
+    if model in ("llama", "t5"):
         fail(source, "tokenizer.ggml.model", "a sentencepiece model: it is read as one, not as a tokenizer.json")
     return (_byte_level if model == "gpt2" else _wordpiece)(source, meta, tokens, types)
 
@@ -278,8 +279,8 @@ def from_metadata(source, meta: dict, overrides: dict):
     from . import _load_huggingface
 
     model, tokens, types = _vocabulary(source, meta)
-    if model == "llama":
-        tok = _sentencepiece(source, meta, tokens, types, overrides)
+    if model in ("llama", "t5"):
+        tok = _sentencepiece(source, meta, tokens, types, overrides, unigram=model == "t5")
     else:
         tok = _load_huggingface(source, to_hf_json(source, meta), dict(overrides))
     name = meta.get("general.name")
@@ -353,7 +354,9 @@ def _byte_level(source, meta, tokens, types) -> dict:
     }
 
 
-def _sentencepiece(source, meta, tokens, types, overrides):
+def _sentencepiece(source, meta, tokens, types, overrides, unigram: bool = False):
+    """A sentencepiece model: BPE ("llama"), or unigram ("t5", with the file's precompiled
+    normalization map) as llama.cpp's UGM tokenizer reads it."""
     from ..spm import model_file as mf
     from ..spm.tokenizer import SentencePieceTokenizer
 
@@ -365,10 +368,15 @@ def _sentencepiece(source, meta, tokens, types, overrides):
     kinds = bytes(k if 1 <= k <= 6 else NORMAL for k in types)
     pieces = mf.PieceColumns(tokens, scores, kinds)
     has_bytes = kinds.count(BYTE) == 256
-    model = mf.ModelFile(pieces, model_type=mf.BPE, byte_fallback=has_bytes,
+    charsmap = bytes(_get(meta, source, "precompiled_charsmap", list) or []) if unigram else b""
+    model = mf.ModelFile(pieces, model_type=mf.UNIGRAM if unigram else mf.BPE, byte_fallback=has_bytes,
                          add_dummy_prefix=_get(meta, source, "add_space_prefix", bool, True),
-                         remove_extra_whitespaces=False, normalizer_name="identity")
-    bos, eos = _bos_eos(meta, source, len(tokens), True)
+                         remove_extra_whitespaces=unigram and _get(meta, source, "remove_extra_whitespaces", bool, False),
+                         escape_whitespaces=_get(meta, source, "escape_whitespaces", bool, True),
+                         treat_whitespace_as_suffix=_get(meta, source, "treat_whitespace_as_suffix", bool, False),
+                         precompiled_charsmap=charsmap, normalizer_name="precompiled" if charsmap else "identity")
+    # (llama.cpp's defaults: <s> before a sentencepiece BPE text, </s> after a unigram one)
+    bos, eos = _bos_eos(meta, source, len(tokens), not unigram, unigram)
     post = None
     if bos is not None or eos is not None:
         from ..post_processors.template import Template

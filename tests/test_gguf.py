@@ -61,7 +61,7 @@ def test_llama_cpp_tokenizer_tests(name):
     assert not wrong, wrong[:3]
 
 
-@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe", "qwen2", "command-r"])
+@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe", "qwen2", "command-r", "mpt"])
 def test_byte_level_decode_gives_the_text_back(name):
     tok = tokenforge.load(_file(name))
     for text, _ in _llama_cpp_cases(_file(name)):
@@ -77,6 +77,21 @@ def test_a_sentencepiece_gguf_saves_as_a_model_file(tmp_path):
     assert tok.get_score(500) == reference.get_score(500)
     for text, want in _llama_cpp_cases(_file("llama-spm")):
         assert reference.encode(text) == want == tok.encode(text, add_special_tokens=False)
+
+
+def test_added_tokens_that_are_not_special_survive_decode():
+    # MPT's runs of spaces are user-defined (not special) tokens: encode matches them in the text,
+    # and decode keeps them, as tokenizers does (they were skipped with the special ones).
+    hf = pytest.importorskip("tokenizers")
+    import json
+
+    path = _file("mpt")
+    tok = tokenforge.load(path)
+    reference = hf.Tokenizer.from_str(json.dumps(gguf.to_hf_json(path, gguf.read_metadata(path.read_bytes(), path))))
+    text = "def f(x):\n        return  x  +  1\n"
+    ids = tok.encode(text, add_special_tokens=False)
+    assert ids == reference.encode(text, add_special_tokens=False).ids and 50276 in ids  # ("  ")
+    assert tok.decode(ids) == reference.decode(ids) == text
 
 
 def test_beginning_of_text_added_as_llama_cpp_adds_it():

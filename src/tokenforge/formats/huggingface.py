@@ -26,6 +26,7 @@ import regex
 from .. import _core, patterns, regex_budget
 from ..models.byte_bpe import Merges
 from ..outputs import write_atomic
+from ..special import AddedToken
 from ._common import (CHAR_TO_BYTE, added_token_id, build, check_every_byte, check_hf_envelope, explicit_merges, fail,
                       from_chars, hf_limits_json, ignored_parts, refuse, to_chars)
 
@@ -144,7 +145,12 @@ def load(path, obj, **overrides):
                        f"{_piece_spelled(s, pattern)!r} into the added token {s!r}; tokenforge makes no special token from text")
     # the pairs carry their ids unless the caller replaces the ranks they were read against
     merges = _merges(source, model.get("merges"), token_bytes, ranks, with_ids="mergeable_ranks" not in overrides)
-    kwargs = dict(pattern=pattern, mergeable_ranks=ranks, special_tokens=special, merges=merges,
+    # Added tokens that are not special (MPT's runs of spaces): matched in text as the special ones
+    # are, but kept by decode, as tokenizers keeps them.
+    kept = {t["content"] for t in obj.get("added_tokens") or [] if not t.get("special")}
+    added = [AddedToken(s, i, special=False) for s, i in special.items() if s in kept]
+    special = {s: i for s, i in special.items() if s not in kept}
+    kwargs = dict(pattern=pattern, mergeable_ranks=ranks, special_tokens=special, merges=merges, added_tokens=added,
                   ignore_merges=bool(model.get("ignore_merges", False)), normalizer=normalizer,
                   name=(path.parent.name if path.stem == "tokenizer" else path.stem) or "tokenizer",
                   # tokenizers matches added tokens in the text and skips special ones when decoding

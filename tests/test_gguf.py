@@ -300,7 +300,7 @@ def test_every_truncation_is_a_clear_error(tmp_path):
     for end in list(range(0, 200)) + list(range(200, len(data), 97)):
         path = tmp_path / "cut.gguf"
         path.write_bytes(data[:end])
-        with pytest.raises(ValueError, match="cut.gguf"):
+        with pytest.raises(ValueError, match="cut.gguf.*(truncated|does not fit|is empty|not a tokenizer file)"):
             tokenforge.load(path)
 
 

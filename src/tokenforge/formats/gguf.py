@@ -217,8 +217,10 @@ class _Reader:
 
 def read_metadata(buf, source) -> dict:
     """The keys under "tokenizer." and "general." of a GGUF header (other values are walked over)."""
-    if len(buf) < 24 or buf[:4] != MAGIC:
+    if buf[:4] != MAGIC:
         fail(source, None, "not a GGUF file (it does not start with b'GGUF')")
+    if len(buf) < 24:
+        fail(source, None, f"the file ends inside its {len(buf)}-byte header (truncated?)")
     r = _Reader(buf, source)
     r.pos = 4
     version = r.take("I")

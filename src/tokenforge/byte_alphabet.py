@@ -52,3 +52,8 @@ def from_chars(s: str) -> bytes | None:
 # The bytes no UTF-8 text holds (C0, C1: overlong two-byte forms; F5-FF: past U+10FFFF). Some
 # byte-level vocabularies have no token for them (MPT's, Falcon's, StarCoder's).
 NOT_IN_UTF8 = frozenset([0xC0, 0xC1, *range(0xF5, 0x100)])
+
+
+def missing_bytes(tokens) -> list[int]:
+    """The byte values that are not a one-byte token in `tokens` (a dict or set of token bytes)."""
+    return [b for b in range(256) if bytes((b,)) not in tokens]

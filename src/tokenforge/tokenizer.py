@@ -663,7 +663,7 @@ class Tokenizer:
                 return self._engine.encode(text, b"")
             if isinstance(self._matcher, _core_mod.SplitSequence):
                 return self._engine.encode_split(text, self._matcher)
-            return self._engine.encode_pieces([text[s:e].encode("utf-8") for s, e in self._matcher.spans(text)])
+            return self._engine.encode_pieces(self._byte_pieces(text))
         if isinstance(model, SentencePiece) and isinstance(self._pre_tokenizer, _pre.NoPreTokenizer):
             return model.encode_text(text)
         if self._fused_words:

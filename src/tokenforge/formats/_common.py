@@ -11,7 +11,7 @@ try:
 except ImportError:  # optional: json.loads reads the same
     _orjson = None
 
-from ..byte_alphabet import BYTE_TO_CHAR, CHAR_TO_BYTE, NOT_IN_UTF8, to_chars  # noqa: F401 (for the format modules)
+from ..byte_alphabet import BYTE_TO_CHAR, CHAR_TO_BYTE, NOT_IN_UTF8, missing_bytes, to_chars  # noqa: F401 (for the format modules)
 from ..byte_alphabet import from_chars as _from_chars
 from ..outputs import write_atomic  # noqa: F401 (for the format modules)
 from ..stage import UnsupportedComponent  # noqa: F401 (for the format modules)
@@ -96,7 +96,7 @@ def check_every_byte(ranks: dict[bytes, int], source, where: str) -> None:
     """Byte-level BPE needs a token for every byte text can hold (the native core's precondition).
     The 13 bytes no UTF-8 text holds may lack one (MPT's, Falcon's, StarCoder's vocabularies, which
     tokenizers reads): ByteBPE gives them ids of its own that nothing decodes."""
-    missing = [b for b in range(256) if bytes([b]) not in ranks]
+    missing = missing_bytes(ranks)
     needed = [b for b in missing if b not in NOT_IN_UTF8]
     if needed:
         fail(source, where, f"no token for {len(missing)} of the 256 bytes (first: 0x{needed[0]:02X}, "

@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 
 from .. import _core, decoders, normalizers, post_processors, pre_tokenizers
-from ..byte_alphabet import from_chars
+from ..byte_alphabet import from_chars, missing_bytes
 from ..models import BPE, ByteBPE, SentencePiece, WordLevel, WordPiece
 from ..models.byte_bpe import Merges, absent_bytes_supported
 from ..special import AddedToken
@@ -213,7 +213,7 @@ def _plain_byte_level(node, added: set):
     ranks = _core.byte_level_vocab(vocab, outside)
     if ranks is None or len(set(vocab.values())) != len(vocab):
         return None
-    if not absent_bytes_supported([x for x in range(256) if bytes([x]) not in ranks], bool(node.get("ignore_merges"))):
+    if not absent_bytes_supported(missing_bytes(ranks), bool(node.get("ignore_merges"))):
         return None
     rules = _core.byte_level_merges(merges, ranks)
     return None if rules is None else ByteBPE(ranks, Merges(rules), bool(node.get("ignore_merges", False)))
@@ -237,8 +237,8 @@ def _bpe(source, node, byte_level: bool, added: set):
         # every vocabulary entry spelled in the byte alphabet is the model's (with ignore_merges a
         # piece can be an added token's entry, as in tokenizers); other spellings must be added tokens
         model_tokens = {s: b for s, b in as_bytes.items() if b is not None}
-        if all(s in added for s, b in as_bytes.items() if b is None) and absent_bytes_supported([x for x in range(256) if bytes([x]) not in set(model_tokens.values())],
-                                                                                 bool(node.get("ignore_merges"))):
+        if all(s in added for s, b in as_bytes.items() if b is None) and \
+                absent_bytes_supported(missing_bytes(set(model_tokens.values())), bool(node.get("ignore_merges"))):
             ranks = {b: vocab[s] for s, b in model_tokens.items()}
             if len(ranks) == len(model_tokens):
                 try:

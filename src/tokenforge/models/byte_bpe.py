@@ -23,7 +23,7 @@ from operator import itemgetter
 from typing import Mapping, Sequence
 
 from .. import _core
-from ..byte_alphabet import NOT_IN_UTF8, from_chars, to_chars
+from ..byte_alphabet import NOT_IN_UTF8, from_chars, missing_bytes, to_chars
 from ..stage import UnknownTokenError
 
 
@@ -130,7 +130,7 @@ class ByteBPE:
         # merge), which `droppable` tells the Tokenizer to do (pieces holding one go through
         # encode_pieces, which drops the absent bytes); not with ignore_merges, nor for continuation
         # bytes (no character class says which characters hold one).
-        missing = [b for b in range(256) if bytes((b,)) not in self.ranks]
+        missing = missing_bytes(self.ranks)
         if not absent_bytes_supported(missing, self.ignore_merges):
             first = next(b for b in missing if b not in NOT_IN_UTF8)
             raise ValueError(f"byte {first} (0x{first:02X}) is not a token; in byte-level BPE every single byte must be one")

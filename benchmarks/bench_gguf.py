@@ -46,6 +46,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--mb", type=float, default=1.0)
     ap.add_argument("--doc", type=int, default=10_000)
+    ap.add_argument("--files", nargs="+", choices=NAMES, default=NAMES, help="which files (default: all)")
     args = ap.parse_args()
 
     import tokenforge
@@ -62,7 +63,7 @@ def main() -> None:
           "one call each, one thread, MB/s (ratio = tokenforge / llama.cpp)")
     print(f"{'file':<16} {'load tokenforge':>16} {'llama.cpp':>10}   " +
           "   ".join(f"{c:>26}" for c in corpora))
-    for name in NAMES:
+    for name in args.files:
         path = folder / f"ggml-vocab-{name}.gguf"
         if not path.is_file():
             print(f"{name:<16} not downloaded (run tools/fetch_real_tokenizers.py)")

@@ -36,8 +36,12 @@ const Alphabet& alphabet() {
 }
 
 // The ranks {bytes: id} of model.vocab without the added tokens (`special`, each either absent
-// from the vocabulary or there with its own id), or None.
-nb::object byte_level_vocab(nb::dict vocab, nb::dict special) {
+// from the vocabulary or there with its own id), or None. A token with a character outside GPT-2's
+// alphabet makes it None, unless `decode_only` is a dict: the token then goes there ({id: token};
+// Command-R's emoji: the merges never make them, tokenizers' ByteLevel decoder gives their UTF-8).
+nb::object byte_level_vocab(nb::dict vocab, nb::dict special, nb::object decode_only) {
+  PyObject* outside = decode_only.is_none() ? nullptr : decode_only.ptr();
+  if (outside && !PyDict_Check(outside)) throw nb::type_error("decode_only: a dict or None");
   const Alphabet& abc = alphabet();
   std::unordered_set<long long> special_ids;
   PyObject *key, *value;
@@ -69,10 +73,16 @@ nb::object byte_level_vocab(nb::dict vocab, nb::dict special) {
     const int kind = PyUnicode_KIND(key);
     const void* data = PyUnicode_DATA(key);
     buf.resize(size_t(n));
-    for (Py_ssize_t i = 0; i < n; ++i) {
+    bool spelled = true;
+    for (Py_ssize_t i = 0; i < n && spelled; ++i) {
       const Py_UCS4 c = PyUnicode_READ(kind, data, i);
-      if (c >= 0x144 || abc.byte_of[c] < 0) return nb::none();
-      buf[size_t(i)] = char(abc.byte_of[c]);
+      spelled = c < 0x144 && abc.byte_of[c] >= 0;
+      if (spelled) buf[size_t(i)] = char(abc.byte_of[c]);
+    }
+    if (!spelled) {  // a token outside GPT-2's alphabet: decode-only if asked for, else not plain
+      if (!outside) return nb::none();
+      if (PyDict_SetItem(outside, value, key)) throw nb::python_error();
+      continue;
     }
     nb::object b = nb::steal(PyBytes_FromStringAndSize(buf.data(), n));
     if (!b.is_valid()) throw nb::python_error();
@@ -449,7 +459,7 @@ nb::object gguf_strings(nb::handle data, size_t pos, size_t count) {
 void bind_byte_level_files(nb::module_& m) {
   m.def("json_text_shape", &json_text_shape, nb::arg("data"));
   m.def("json_value_shape", &json_value_shape, nb::arg("value").none());
-  m.def("byte_level_vocab", &byte_level_vocab, nb::arg("vocab"), nb::arg("special"));
+  m.def("byte_level_vocab", &byte_level_vocab, nb::arg("vocab"), nb::arg("special"), nb::arg("decode_only").none() = nb::none());
   m.def("byte_level_merges", &byte_level_merges, nb::arg("merges"), nb::arg("ranks"));
   m.def("vocab_by_id", &vocab_by_id, nb::arg("vocab"));
   m.def("gguf_strings", &gguf_strings, nb::arg("data"), nb::arg("pos"), nb::arg("count"));

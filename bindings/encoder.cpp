@@ -121,8 +121,11 @@ struct PyEncoder {
   // gets one of its own, with an id past every real one, that the decoder does not know: text
   // (UTF-8) never holds those bytes, and encode_pieces drops them from raw pieces first, as
   // tokenizers drops a character that has no token.
+  // `decode_only`: (id, bytes) of tokens the byte pairs never make (spelled outside GPT-2's
+  // alphabet in a tokenizer.json: Command-R's emoji); only the decoder knows them.
   PyEncoder(const std::vector<std::pair<uint32_t, nb::bytes>>& tokens, nb::handle merges, bool whole_piece_lookup,
-            nb::handle pattern, const std::vector<std::pair<nb::bytes, uint32_t>>& specials, nb::bytes absent) {
+            nb::handle pattern, const std::vector<std::pair<nb::bytes, uint32_t>>& specials, nb::bytes absent,
+            const std::vector<std::pair<uint32_t, nb::bytes>>& decode_only) {
     std::shared_ptr<const SplitRegex> split = split_pattern_of(pattern);  // first: may raise UnsupportedPattern
     std::vector<std::pair<uint32_t, std::string>> toks;
     toks.reserve(tokens.size());
@@ -149,6 +152,7 @@ struct PyEncoder {
       uint32_t next = 0;
       for (const auto& t : toks) next = std::max(next, t.first);
       for (const auto& s : sp) next = std::max(next, s.id);
+      for (const auto& d : decode_only) next = std::max(next, d.first);
       auto with_absent = toks;
       for (size_t k = 0; k < absent.size(); ++k) {
         uint8_t b = uint8_t(absent.c_str()[k]);
@@ -161,6 +165,7 @@ struct PyEncoder {
     if (!model) throw nb::value_error(error.c_str());
     auto decoder = std::move(toks);
     for (const auto& s : sp) decoder.emplace_back(s.id, s.bytes);
+    for (const auto& [id, b] : decode_only) decoder.emplace_back(id, std::string(b.c_str(), b.size()));
     uint32_t max_id = 0;
     for (const auto& t : decoder) max_id = std::max(max_id, t.first);
     size_t num_tokens = decoder.size();
@@ -659,9 +664,11 @@ void bind_encoder(nb::module_& m) {
       .def_prop_ro("program_size", [](const PyPattern& p) { return p.re->program_size(); });
   nb::class_<PyEncoder>(m, "Encoder")
       .def(nb::init<const std::vector<std::pair<uint32_t, nb::bytes>>&, nb::handle, bool, nb::handle,
-                    const std::vector<std::pair<nb::bytes, uint32_t>>&, nb::bytes>(),
+                    const std::vector<std::pair<nb::bytes, uint32_t>>&, nb::bytes,
+                    const std::vector<std::pair<uint32_t, nb::bytes>>&>(),
            nb::arg("tokens"), nb::arg("merges"), nb::arg("whole_piece_lookup"), nb::arg("pattern").none(),
-           nb::arg("specials"), nb::arg("absent") = nb::bytes(""))
+           nb::arg("specials"), nb::arg("absent") = nb::bytes(""),
+           nb::arg("decode_only") = std::vector<std::pair<uint32_t, nb::bytes>>())
       .def("encode", &PyEncoder::encode, nb::arg("text"), nb::arg("allowed"), nb::arg("disallowed") = nb::bytes(""))
       .def("encode_to_numpy", &PyEncoder::encode_to_numpy, nb::arg("text"), nb::arg("allowed"),
            nb::arg("disallowed") = nb::bytes(""))

@@ -505,3 +505,80 @@ def test_a_qwen2_split_runs_on_the_native_engine(tmp_path, corpus_texts):
     assert back._engine_splits and back._matcher is None  # (not the `regex` module's finditer)
     for text in samples(corpus_texts, 30_000):
         assert back.encode_ordinary(text) == tok.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("in_a_merge", [False, True])
+def test_tokens_outside_the_byte_alphabet(tmp_path, small_json, corpus_texts, in_a_merge):
+    # A vocabulary entry spelled outside GPT-2's alphabet (Command-R has 1,403) is never made by the
+    # merges: tokenizers only decodes it (its UTF-8). The byte-level model keeps such entries as
+    # decode-only tokens; a merge naming one (it can never fire) sends the file to the generic
+    # model. Either way: tokenizers' ids and texts.
+    from tokenforge.models import BPE, ByteBPE
+
+    obj = copy.deepcopy(small_json)
+    obj["model"]["vocab"].update({"<|endoftext|>": 556, "🎉": 557, "日本": 558, "Ġ🎉": 559})
+    if in_a_merge:
+        obj["model"]["vocab"]["🎉Ġ"] = 560
+        obj["model"]["merges"].append(["🎉", "Ġ"])
+    tok = tokenforge.load(write(tmp_path, obj))
+    reference = hf.Tokenizer.from_str(json.dumps(obj))
+    assert isinstance(tok.model, BPE if in_a_merge else ByteBPE)
+    assert_same_ids(tok, reference, samples(corpus_texts, 20_000) + ["🎉 日本 Ġ🎉"])
+    for ids in ([557], [558, 40, 559], [559, 557, 558] + tok.encode("the 🎉"), list(range(556, 561 if in_a_merge else 560))):
+        assert tok.decode(ids) == reference.decode(ids)
+    assert tok.token_to_id("Ġ🎉") == 559 and tok.id_to_token(558) == "日本" and tok.n_vocab == reference.get_vocab_size()
+
+
+def test_decode_only_tokens_are_checked():
+    from tokenforge.models import ByteBPE
+
+    ranks = {bytes([b]): b for b in range(256)}
+    assert ByteBPE(ranks, [], decode_only={300: "🎉"}).token_bytes(300) == "🎉".encode()
+    with pytest.raises(ValueError, match="id 65 of a mergeable token"):
+        ByteBPE(ranks, [], decode_only={65: "🎉"})
+    with pytest.raises(ValueError, match="spelled in GPT-2's alphabet"):
+        ByteBPE(ranks, [], decode_only={300: "Ġx"})
+    with pytest.raises(TypeError):
+        ByteBPE(ranks, [], decode_only={"300": "🎉"})
+
+
+@pytest.fixture(scope="module")
+def with_plain_added(small_json):
+    """small_json with added tokens that are not special, matched as written (as MPT's runs of
+    spaces and Command-R's turn tokens are), overlapping each other and a special one."""
+    obj = copy.deepcopy(small_json)
+    plain = ["  ", "   ", "    ", "<|turn|>", "<|turn|>x", "xq", "xqz", "\n\n"]
+    for k, content in enumerate(plain):
+        obj["added_tokens"].append({"id": 557 + k, "content": content, "single_word": False, "lstrip": False,
+                                    "rstrip": False, "normalized": False, "special": False})
+    return obj
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([" ", "  ", "x", "q", "z", "a", "<|turn|>", "<|endoftext|>", "\n", "é", "12", "Hello"]),
+                max_size=30).map("".join))
+def test_added_tokens_that_are_not_special_on_the_engine(tmp_path_factory, with_plain_added, text):
+    # They are matched in any text (encode_ordinary too), never disallowed, by the engine in one call
+    # (the Python added-token stage before): tokenizers' ids on every path.
+    tok, reference = _plain_added_pair(tmp_path_factory, with_plain_added)
+    want = reference.encode(text, add_special_tokens=False).ids
+    assert tok.encode(text) == want and tok.encode_to_numpy(text).tolist() == want
+    assert [list(r) for r in tok.encode_batch([text, text + "  xqz"], num_threads=2)] == \
+        [want, reference.encode(text + "  xqz", add_special_tokens=False).ids]
+    ordinary = [reference.encode(part, add_special_tokens=False).ids for part in text.split("<|endoftext|>")]
+    if len(ordinary) == 1:
+        assert tok.encode_ordinary(text) == want == tok.encode_ordinary_batch([text])[0]
+        assert tok.count_tokens(text) == len(want)
+    assert tok.decode(want) == reference.decode(want)
+
+
+_PAIRS: dict = {}
+
+
+def _plain_added_pair(tmp_path_factory, obj):
+    if "pair" not in _PAIRS:
+        path = write(tmp_path_factory.mktemp("plain_added"), obj)
+        tok = tokenforge.load(path)
+        assert tok._fast  # the one-call path (the added-token stage in Python before)
+        _PAIRS["pair"] = tok, hf.Tokenizer.from_str(json.dumps(obj))
+    return _PAIRS["pair"]

@@ -94,6 +94,44 @@ def test_added_tokens_that_are_not_special_survive_decode():
     assert tok.decode(ids) == reference.decode(ids) == text
 
 
+def test_tokens_outside_the_byte_alphabet_decode_as_tokenizers_decodes_them(tmp_path):
+    # Command-R's vocabulary spells 1,403 tokens (emoji, tag characters) outside GPT-2's alphabet.
+    # No merge makes them, so encode never gives them; tokenizers' ByteLevel decoder gives their
+    # UTF-8. They are decode-only tokens of the byte-level model (the engine encodes the rest; they
+    # sent the whole file to the generic BPE model before), and survive saving in the formats that
+    # can hold them.
+    hf = pytest.importorskip("tokenizers")
+    import json
+
+    from tokenforge.byte_alphabet import from_chars
+    from tokenforge.models import ByteBPE
+
+    path = _file("command-r")
+    obj = gguf.to_hf_json(path, gguf.read_metadata(path.read_bytes(), path))
+    reference = hf.Tokenizer.from_str(json.dumps(obj))
+    tok = tokenforge.load(path)
+    outside = sorted(i for s, i in obj["model"]["vocab"].items() if from_chars(s) is None)
+    assert len(outside) == 1403 and isinstance(tok.model, ByteBPE) and sorted(tok.model.decode_only) == outside
+    hello = tok.encode("Hello 🎉 world", add_special_tokens=False)
+    for ids in ([i] for i in outside[::7]), [outside[:50] + hello + outside[-50:]]:
+        for seq in ids:
+            assert tok.decode(seq) == reference.decode(seq), seq
+            assert [tok.id_to_token(i) for i in seq] == [reference.id_to_token(i) for i in seq]
+    assert tok.decode_tokens_bytes(outside[:3]) == [reference.id_to_token(i).encode() for i in outside[:3]]
+    assert all(tok.token_to_id(reference.id_to_token(i)) == i for i in outside)
+    assert tok.n_vocab == reference.get_vocab_size() and tok.get_vocab() == reference.get_vocab()
+    # saved: tokenforge's own file and tokenizer.json keep them; tiktoken's format cannot
+    text = "Emoji 😀 and 👍🏽, tags 🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f, código 12345"
+    for fmt, name in (("tokenforge", "c.tokenforge.json"), ("huggingface", "tokenizer.json")):
+        tok.save(tmp_path / name, format=fmt)
+        again = tokenforge.load(tmp_path / name)
+        assert again.encode(text) == tok.encode(text) and again.decode(outside[:99]) == tok.decode(outside[:99])
+    written = hf.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    assert written.encode(text).ids == tok.encode(text) and written.decode(outside[:99]) == reference.decode(outside[:99])
+    with pytest.raises(ValueError, match="decode-only"):
+        tok.save(tmp_path / "c.tiktoken", format="tiktoken")
+
+
 def test_beginning_of_text_added_as_llama_cpp_adds_it():
     llama3 = tokenforge.load(_file("llama-bpe"))  # llama.cpp adds <|begin_of_text|> for llama-bpe
     assert llama3.encode("Hello") == [128000] + llama3.encode("Hello", add_special_tokens=False)

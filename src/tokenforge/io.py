@@ -264,7 +264,8 @@ def _from_stages(obj: dict):
     if kind == "byte_bpe":
         by_id = {i: base64.b64decode(b) for i, b in fields["vocab"]}
         merges = None if fields.get("merges") is None else [(by_id[a], by_id[b]) for a, b in fields["merges"]]
-        model = ByteBPE({b: i for i, b in by_id.items()}, merges, fields.get("ignore_merges"))
+        decode_only = {int(i): s for i, s in fields.get("decode_only") or []}
+        model = ByteBPE({b: i for i, b in by_id.items()}, merges, fields.get("ignore_merges"), decode_only)
     elif kind == "bpe":
         model = BPE.from_dict(fields)
     elif kind == "sentencepiece":

@@ -31,10 +31,13 @@ DisallowedSpecial = Union[Literal["all"], Collection[str]]
 class SpecialPolicy:
     """Turns (allowed_special, disallowed_special) into the masks the native core takes, cached."""
 
-    def __init__(self, special_tokens: dict[str, int]):
+    def __init__(self, special_tokens: dict[str, int], always: int = 0):
+        """`always`: how many tokens the native core has after the special ones that every query
+        considers (added tokens that are not special: matched in any text, never disallowed)."""
         self._order = list(special_tokens)  # the native core's index of each special token
         self._index = {tok: i for i, tok in enumerate(self._order)}
         self._all = frozenset(self._order)
+        self._always = b"\x01" * always
         self._cache: dict[tuple, tuple[bytes, bytes]] = {}
 
     @property
@@ -49,6 +52,8 @@ class SpecialPolicy:
             allowed = self._all if key[0] == "all" else key[0] & self._all
             disallowed = self._all - allowed if key[1] == "all" else key[1] & self._all
             masks = (self._mask(allowed), self._mask(disallowed))
+            if self._always:
+                masks = ((masks[0] or bytes(len(self._order))) + self._always, masks[1])
             if len(self._cache) < 256:
                 self._cache[key] = masks
         return masks
@@ -106,7 +111,12 @@ class AddedToken:
     @property
     def plain(self) -> bool:
         """Matched exactly as written, in the text as given (tiktoken's kind of special token)."""
-        return self.special and not (self.single_word or self.lstrip or self.rstrip or self.normalized)
+        return self.special and self.as_written
+
+    @property
+    def as_written(self) -> bool:
+        """Matched exactly as written, in the text as given (no flags), special or not."""
+        return not (self.single_word or self.lstrip or self.rstrip or self.normalized)
 
     def to_dict(self) -> dict:
         return {"id": self.id, "content": self.content, "single_word": self.single_word, "lstrip": self.lstrip,

@@ -271,7 +271,13 @@ class Tokenizer:
         """Decides, once, how encode runs: which stages fuse into one native call."""
         model, pre = self._model, self._pre_tokenizer
         self._specials = {t.content: t.id for t in self._added if t.special}
-        self._policy = SpecialPolicy(self._specials)
+        # Added tokens that are not special but matched as written (MPT's runs of spaces, Command-R's
+        # turn tokens): the engine matches them with the special tokens, always allowed, listed
+        # after them (the policy's masks index the engine's tokens).
+        always = [t for t in self._added if not t.special and t.as_written]
+        self._policy = SpecialPolicy(self._specials, len(always))
+        self._ordinary_mask = self._policy.masks(frozenset(), ())[0]
+        self._matched_as_written = [*self._specials, *(t.content for t in always)]
         self._default_masks: tuple[bytes, bytes] | None = None  # (made by the first _encode_checked)
         first_chars = {t[0] for t in self._specials}  # ("<" alone for every tiktoken encoding)
         self._special_first_chars = tuple(first_chars) if len(first_chars) <= 4 else None
@@ -280,31 +286,34 @@ class Tokenizer:
         for t in self._added:
             self._added_by_id.setdefault(t.id, t)
         self._only_plain = all(t.plain for t in self._added)
+        # the engine's tokens: the special ones (the policy's order), then the always-matched ones,
+        # then those only its decoder needs (not in the model's vocabulary)
+        engine_tokens = [(t.content, t.id) for t in self._added if t.special] + [(t.content, t.id) for t in always] + [
+            (t.content, t.id) for t in self._added if not t.special and not t.as_written and model.token_bytes(t.id) is None
+        ] if isinstance(model, ByteBPE) else []
         self._engine, self._engine_splits = None, False
         if isinstance(model, ByteBPE):
             pattern = _byte_level_pattern(pre)
             if pattern is not None:
                 from .pre_tokenizers.matcher import compile_split
 
-                extra = [(t.content, t.id) for t in self._added if model.token_bytes(t.id) is None or t.special]
-                self._engine, self._engine_splits = model.encoder(pattern, [(s, i) for s, i in extra])
+                self._engine, self._engine_splits = model.encoder(pattern, engine_tokens)
                 self._pattern = pattern
                 self._matcher = None if self._engine_splits else compile_split(pattern)
             elif (sequence := _isolated_split_sequence(pre)) is not None:
                 # The pieces come from the native sequence of splits, the engine runs the byte pairs.
-                extra = [(t.content, t.id) for t in self._added if model.token_bytes(t.id) is None or t.special]
-                self._engine, self._engine_splits = model.encoder(None, extra)
+                self._engine, self._engine_splits = model.encoder(None, engine_tokens)
                 self._matcher = sequence
         # Characters whose bytes the vocabulary has no token for (ByteBPE.droppable): a stretch
         # holding one goes through encode_pieces, which drops them (_encode_stretch).
         self._droppable = model.droppable if self._engine is not None else None
         # The whole of encode in one native call: byte-level engine with its pattern, plain
         # special tokens only, no normalizer.
-        self._fast = self._engine is not None and self._engine_splits and self._only_plain and self._normalizer is None \
-            and self._droppable is None
-        # Text without special tokens (encode_ordinary, count_tokens) runs in the engine alone when
-        # no added token is matched in ordinary text (special ones never are; plain ones always).
-        self._ordinary_fast = self._fast and all(t.special for t in self._added)
+        self._fast = self._engine is not None and self._engine_splits and self._normalizer is None \
+            and self._droppable is None and all(t.as_written for t in self._added)
+        # Text without special tokens (encode_ordinary, count_tokens): the engine with the
+        # always-matched tokens only (_ordinary_mask).
+        self._ordinary_fast = self._fast
         self._fused_words = getattr(pre, "native", None) is not None and hasattr(model, "encode_text") and \
             hasattr(model, "_native") and not isinstance(model, (ByteBPE, SentencePiece))
         self._refresh_direct()
@@ -433,9 +442,9 @@ class Tokenizer:
         check_text(text)
         if self._ordinary_fast:  # (_engine_call's retry written out: one Python call less per text)
             try:
-                return self._engine.encode(text, b"")
+                return self._engine.encode(text, self._ordinary_mask)
             except UnicodeEncodeError:
-                return self._engine.encode(replace_surrogates(text), b"")
+                return self._engine.encode(replace_surrogates(text), self._ordinary_mask)
         return self._encode(text, frozenset(), b"")
 
     def encode(self, text: str, *, pair: str | None = None, add_special_tokens: bool = True,
@@ -731,9 +740,9 @@ class Tokenizer:
 
         try:
             try:
-                return self._in_parts(run, texts, num_threads, self._specials)
+                return self._in_parts(run, texts, num_threads, self._matched_as_written)
             except UnicodeEncodeError:
-                return self._in_parts(run, [replace_surrogates(t) for t in texts], num_threads, self._specials)
+                return self._in_parts(run, [replace_surrogates(t) for t in texts], num_threads, self._matched_as_written)
         except _core_mod.DisallowedSpecial as e:
             raise self._policy.error_for(e) from None
 
@@ -868,19 +877,20 @@ class Tokenizer:
             raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
         if self._ordinary_fast:
             def run(texts):
-                return self._engine.encode_batch(texts, b"", num_threads)
+                return self._engine.encode_batch(texts, self._ordinary_mask, num_threads)
 
+            matched = self._matched_as_written[len(self._specials):]
             try:
-                return self._in_parts(run, texts, num_threads, ())
+                return self._in_parts(run, texts, num_threads, matched)
             except UnicodeEncodeError:
-                return self._in_parts(run, [replace_surrogates(t) for t in texts], num_threads, ())
+                return self._in_parts(run, [replace_surrogates(t) for t in texts], num_threads, matched)
         return [self.encode_ordinary(t) for t in texts]
 
     def count_tokens(self, text: str) -> int:
         """len(encode_ordinary(text)), without building the list of ids where it can."""
         check_text(text)
         if self._ordinary_fast:
-            return self._engine_call(self._engine.count, text, b"")
+            return self._engine_call(self._engine.count, text, self._ordinary_mask)
         return len(self.encode_ordinary(text))
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
@@ -1097,6 +1107,7 @@ class Tokenizer:
         Others: every token -> id (as get_vocab)."""
         if isinstance(self._model, ByteBPE):
             vocab = {i: b for b, i in self._model.ranks.items()}
+            vocab.update((i, t.encode("utf-8")) for i, t in self._model.decode_only.items())
             vocab.update((t.id, t.content.encode("utf-8")) for t in self._added if t.id not in vocab)
             return dict(sorted(vocab.items()))
         return self.get_vocab()
@@ -1107,7 +1118,7 @@ class Tokenizer:
 
     @property
     def max_token_value(self) -> int:
-        ids = list(self._model.vocab.values()) if not isinstance(self._model, ByteBPE) else list(self._model.ranks.values())
+        ids = list(self._model.vocab.values()) if not isinstance(self._model, ByteBPE) else self._model.ids
         return max([*ids, *(t.id for t in self._added)], default=-1)
 
     @property
@@ -1179,6 +1190,9 @@ class Tokenizer:
         """The byte-level shorthand's arguments (what the byte-level file formats write)."""
         if not isinstance(self._model, ByteBPE):
             raise ValueError(f"{self.name}: not a byte-level BPE tokenizer")
+        if self._model.decode_only:
+            raise ValueError(f"{self.name}: {len(self._model.decode_only)} decode-only tokens (spelled outside GPT-2's "
+                             "alphabet, as in tokenizer.json) have no place in the byte-level shorthand")
         if self.pattern is None:
             raise ValueError(f"{self.name}: the pre-tokenizer {self._pre_tokenizer!r} is not one split pattern")
         if not (self._normalizer is None or isinstance(self._normalizer, (_normalizers.NFC, _normalizers.NFD,

@@ -203,20 +203,22 @@ def _model(source, node: dict, byte_level: bool, added: set):
 
 def _plain_byte_level(node, added: set):
     """The ByteBPE of a plain byte-level BPE node (int ids, once each; tokens outside GPT-2's
-    alphabet only as added tokens; merges of tokens into tokens, no pair twice), read natively over
-    whole tables; None for anything else, which the reading below handles (and names)."""
+    alphabet are added tokens or decode-only (ByteBPE.decode_only); merges of tokens into tokens, no
+    pair twice), read natively over whole tables; None for anything else, which the reading below
+    handles (and names)."""
     vocab, merges = node.get("vocab"), node.get("merges", [])
     if not (isinstance(vocab, dict) and isinstance(merges, list) and merges) or node.get("continuing_subword_prefix") \
             or node.get("end_of_word_suffix") or node.get("byte_fallback") or node.get("dropout") not in (None, 0, 0.0):
         return None
     outside = {s: vocab[s] for s in added if s in vocab and from_chars(s) is None}
-    ranks = _core.byte_level_vocab(vocab, outside)
+    decode_only: dict[int, str] = {}
+    ranks = _core.byte_level_vocab(vocab, outside, decode_only)
     if ranks is None or len(set(vocab.values())) != len(vocab):
         return None
     if not absent_bytes_supported(missing_bytes(ranks), bool(node.get("ignore_merges"))):
         return None
     rules = _core.byte_level_merges(merges, ranks)
-    return None if rules is None else ByteBPE(ranks, Merges(rules), bool(node.get("ignore_merges", False)))
+    return None if rules is None else ByteBPE(ranks, Merges(rules), bool(node.get("ignore_merges", False)), decode_only)
 
 
 def _bpe(source, node, byte_level: bool, added: set):
@@ -235,16 +237,17 @@ def _bpe(source, node, byte_level: bool, added: set):
     if byte_level and plain:
         as_bytes = {s: from_chars(s) for s in vocab}
         # every vocabulary entry spelled in the byte alphabet is the model's (with ignore_merges a
-        # piece can be an added token's entry, as in tokenizers); other spellings must be added tokens
+        # piece can be an added token's entry, as in tokenizers); other spellings are added tokens
+        # or decode-only (no merge makes them)
         model_tokens = {s: b for s, b in as_bytes.items() if b is not None}
-        if all(s in added for s, b in as_bytes.items() if b is None) and \
-                absent_bytes_supported(missing_bytes(set(model_tokens.values())), bool(node.get("ignore_merges"))):
+        decode_only = {vocab[s]: s for s, b in as_bytes.items() if b is None and s not in added}
+        if absent_bytes_supported(missing_bytes(set(model_tokens.values())), bool(node.get("ignore_merges"))):
             ranks = {b: vocab[s] for s, b in model_tokens.items()}
-            if len(ranks) == len(model_tokens):
+            if len(ranks) == len(model_tokens) and len(set(vocab.values())) == len(vocab):
                 try:
                     pairs = [(as_bytes[a], as_bytes[b]) for a, b in merges]
                     if all(a is not None and b is not None and a + b in ranks for a, b in pairs):
-                        return ByteBPE(ranks, pairs, bool(node.get("ignore_merges", False)))
+                        return ByteBPE(ranks, pairs, bool(node.get("ignore_merges", False)), decode_only)
                 except KeyError:
                     pass
     return BPE(vocab, merges, unk_token=node.get("unk_token"), continuing_subword_prefix=node.get("continuing_subword_prefix"),
@@ -323,7 +326,7 @@ def _model_json(model) -> dict:
                 merges = all_pair_merges(model.ranks)
         return {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
                 "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": model.ignore_merges,
-                "vocab": {to_chars(b): i for b, i in sorted(model.ranks.items(), key=lambda kv: kv[1])},
+                "vocab": dict(sorted(model.vocab.items(), key=lambda kv: kv[1])),
                 "merges": [[to_chars(a), to_chars(b)] for a, b in merges]}
     if isinstance(model, BPE):
         return {"type": "BPE", "dropout": model.dropout, "unk_token": model.unk_token,

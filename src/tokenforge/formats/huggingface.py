@@ -128,6 +128,9 @@ def load(path, obj, **overrides):
             continue
         if s in special:
             fail(source, where, f"the added token {s!r} has id {special[s]} in added_tokens, {i} here")
+        if any(c not in CHAR_TO_BYTE for c in s):  # decode-only (Command-R's emoji): hf_stages keeps them
+            refuse(source, where, f"{s!r} is spelled outside GPT-2's alphabet (a decode-only token: not in the "
+                                  "byte-level shorthand)")
         b = token_bytes[s] = from_chars(s, source, where)
         ranks[b] = i
     if len(set(ranks.values())) != len(ranks):

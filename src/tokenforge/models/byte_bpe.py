@@ -19,6 +19,7 @@ below is the one place the engine is constructed.
 
 from __future__ import annotations
 
+import functools
 from operator import itemgetter
 from typing import Mapping, Sequence
 
@@ -27,17 +28,19 @@ from ..byte_alphabet import NOT_IN_UTF8, from_chars, missing_bytes, to_chars
 from ..stage import UnknownTokenError
 
 
-def native_encoder(tokens, merge_rules, whole_piece_lookup: bool, pat_str: str | None, specials, absent=b""):
+def native_encoder(tokens, merge_rules, whole_piece_lookup: bool, pat_str: str | None, specials, absent=b"",
+                   decode_only=()):
     """(_core.Encoder, whether it splits text itself). The engine splits with any pattern of its
     subset (cpp/split_regex.h); for another pattern it raises UnsupportedPattern, and the engine is
     made without one: the pre-tokenizer splits with `regex`, the engine runs the byte pairs.
-    `absent`: the bytes without a token (only bytes no UTF-8 text holds; see ByteBPE)."""
+    `absent`: the bytes without a token (only bytes no UTF-8 text holds; see ByteBPE);
+    `decode_only`: [(id, bytes)] that only the decoder knows (see ByteBPE)."""
     if pat_str is not None:
         try:
-            return _core.Encoder(tokens, merge_rules, whole_piece_lookup, pat_str, specials, absent), True
+            return _core.Encoder(tokens, merge_rules, whole_piece_lookup, pat_str, specials, absent, decode_only), True
         except _core.UnsupportedPattern:
             pass
-    return _core.Encoder(tokens, merge_rules, whole_piece_lookup, None, specials, absent), False
+    return _core.Encoder(tokens, merge_rules, whole_piece_lookup, None, specials, absent, decode_only), False
 
 
 def absent_bytes_supported(missing, ignore_merges: bool) -> bool:
@@ -102,7 +105,7 @@ class ByteBPE:
     kind = "byte_bpe"
 
     def __init__(self, ranks: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]] | None = None,
-                 ignore_merges: bool | None = None):
+                 ignore_merges: bool | None = None, decode_only: Mapping[int, str] | None = None):
         # Construction works on whole columns (zip, map, set: no Python code per token), which made
         # loading a 128k-token vocabulary several times faster; anything unusual takes the loops
         # below, which name the problem.
@@ -136,6 +139,7 @@ class ByteBPE:
             raise ValueError(f"byte {first} (0x{first:02X}) is not a token; in byte-level BPE every single byte must be one")
         self.absent = bytes(missing)
         self.droppable = _characters_holding([b for b in missing if b not in NOT_IN_UTF8])
+        self.decode_only = self._checked_decode_only(decode_only or {})
         self._by_id_made = None
         self._tokens = list(zip(self.ranks.values(), self.ranks.keys()))
         # (left id, right id, merged id) per merge: a Merges as read, or a list of tuples
@@ -143,12 +147,39 @@ class ByteBPE:
         self._encoders: dict = {}
         self._plain_encoder = None
 
+    def _checked_decode_only(self, decode_only: Mapping[int, str]) -> dict[int, str]:
+        """Decode-only tokens: a tokenizer.json's vocabulary may hold tokens spelled with characters
+        outside GPT-2's alphabet (Command-R's 1,403 emoji and tag characters). No merge makes them,
+        so encoding never gives them; tokenizers' ByteLevel decoder gives a token with such a
+        character its UTF-8. They keep their id and spelling ({id: spelling}), out of the byte-pair
+        tables (43 of Command-R's have the same bytes as a token of the alphabet)."""
+        out = dict(decode_only)
+        if not out:
+            return out
+        if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < 2**32 - 1 for i in out) or \
+                not all(isinstance(s, str) for s in out.values()):
+            raise TypeError("decode_only must map int ids in [0, 2**32 - 1) to str tokens")
+        taken = set(self.ranks.values()) & set(out)
+        if taken:
+            raise ValueError(f"the decode-only token {out[min(taken)]!r} has the id {min(taken)} of a mergeable token")
+        spelled = [s for s in out.values() if from_chars(s) is not None]
+        if spelled:
+            raise ValueError(f"the decode-only token {spelled[0]!r} is spelled in GPT-2's alphabet (it is a mergeable token)")
+        if len(set(out.values())) != len(out):
+            raise ValueError("a decode-only token appears twice")
+        return out
+
     @property
     def _by_id(self) -> dict[int, bytes]:
         """id -> bytes, made on first use (decoding, saving)."""
         if self._by_id_made is None:
             self._by_id_made = dict(zip(self.ranks.values(), self.ranks.keys()))
+            self._by_id_made.update((i, s.encode("utf-8")) for i, s in self.decode_only.items())
         return self._by_id_made
+
+    @functools.cached_property
+    def _decode_only_ids(self) -> dict[str, int]:
+        return {s: i for i, s in self.decode_only.items()}
 
     @property
     def merges_given(self) -> list[tuple[bytes, bytes]] | None:
@@ -210,16 +241,17 @@ class ByteBPE:
         hit = self._encoders.get(key)
         if hit is None:
             spec = [(s.encode("utf-8"), i) for s, i in specials]
+            extra = (self.absent, [(i, s.encode("utf-8")) for i, s in self.decode_only.items()])
             if not self._pairs_unmade and self.merges_given == []:
                 # No merges at all: HF gives single bytes. The native rule for an empty merge list is
                 # tiktoken's, so the engine gets a rule that can never fire instead.
                 ids = set(self.ranks.values())
                 unused = next(i for i in range(max(ids, default=-1) + 1, -1, -1) if i not in ids and i < 2**32 - 1)
                 rules = [(unused, unused, unused)]
-                hit = native_encoder(self._tokens, rules, self.ignore_merges, pat_str, spec, self.absent)
+                hit = native_encoder(self._tokens, rules, self.ignore_merges, pat_str, spec, *extra)
             else:
                 rules = self._rules.packed if isinstance(self._rules, Merges) else self._rules
-                hit = native_encoder(self._tokens, rules, self.ignore_merges, pat_str, spec, self.absent)
+                hit = native_encoder(self._tokens, rules, self.ignore_merges, pat_str, spec, *extra)
             if len(self._encoders) < 16:
                 self._encoders[key] = hit
         return hit
@@ -249,17 +281,27 @@ class ByteBPE:
     # -- vocabulary --------------------------------------------------------------------------------
     @property
     def vocab(self) -> dict[str, int]:
-        return {to_chars(b): i for b, i in self.ranks.items()}
+        vocab = {to_chars(b): i for b, i in self.ranks.items()}
+        vocab.update((s, i) for i, s in self.decode_only.items())
+        return vocab
 
     @property
     def vocab_size(self) -> int:
-        return len(self.ranks)
+        return len(self.ranks) + len(self.decode_only)
+
+    @property
+    def ids(self):
+        """Every id of the model (the ranks' and the decode-only tokens')."""
+        return [*self.ranks.values(), *self.decode_only]
 
     def token_to_id(self, token: str) -> int | None:
         b = from_chars(token)
-        return None if b is None else self.ranks.get(b)
+        return self._decode_only_ids.get(token) if b is None else self.ranks.get(b)
 
     def id_to_token(self, i: int) -> str | None:
+        s = self.decode_only.get(i) if self.decode_only else None
+        if s is not None:
+            return s
         b = self._by_id.get(i)
         return None if b is None else to_chars(b)
 
@@ -296,7 +338,9 @@ class ByteBPE:
         ranks = self.ranks
         return {"vocab": [[i, base64.b64encode(b).decode("ascii")] for b, i in sorted(ranks.items(), key=lambda kv: kv[1])],
                 "merges": None if self._ranks_rule else [[a, b] for a, b, _ in self._rules],
-                "ignore_merges": self.ignore_merges}
+                "ignore_merges": self.ignore_merges,
+                **({"decode_only": [[i, s] for i, s in sorted(self.decode_only.items())]} if self.decode_only else {})}
 
     def __repr__(self) -> str:
-        return f"ByteBPE(vocab_size={len(self.ranks)}, merges={'ranks' if self._ranks_rule else len(self._rules)})"
+        extra = f", decode_only={len(self.decode_only)}" if self.decode_only else ""
+        return f"ByteBPE(vocab_size={len(self.ranks)}, merges={'ranks' if self._ranks_rule else len(self._rules)}{extra})"

@@ -502,9 +502,12 @@ def test_a_qwen2_split_runs_on_the_native_engine(tmp_path, corpus_texts):
     obj["pre_tokenizer"]["pretokenizers"][0].update(behavior="Isolated", invert=False)  # (as Qwen's files have it)
     path.write_text(json.dumps(obj))
     back = tokenforge.load(path)
-    assert back._engine_splits and back._matcher is None  # (not the `regex` module's finditer)
+    # the generic reader too (files the byte-level reader refuses: a component it does not take)
+    staged = formats.hf_stages.load(path, obj)
+    for t in (back, staged):
+        assert t._engine_splits and t._matcher is None  # (not the `regex` module's finditer)
     for text in samples(corpus_texts, 30_000):
-        assert back.encode_ordinary(text) == tok.encode_ordinary(text)
+        assert back.encode_ordinary(text) == tok.encode_ordinary(text) == staged.encode_ordinary(text)
 
 
 @pytest.mark.parametrize("in_a_merge", [False, True])

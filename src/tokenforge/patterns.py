@@ -102,6 +102,13 @@ SEQUENCES = {"deepseek_v3": DEEPSEEK_V3, "falcon": FALCON}
 # remains for the file formats, which ask whether a pattern is one of the named ones.
 NATIVE = {GPT2: 0, GPT2_ORIGINAL: 0, CL100K: 1, O200K: 2}
 
+# Patterns that match every character, so Hugging Face's `Isolated` split (matches and the gaps
+# between them) and tiktoken's rule (only matches) give the same pieces (tests/test_formats_hf.py
+# checks each): a Split(Isolated) of one runs on the native engine as written, not wrapped in
+# isolated()'s lookahead, which the engine cannot compile (a Qwen2 tokenizer.json split through
+# `regex` at 3 MB/s).
+TOTAL = frozenset({*NATIVE, LLAMA3, QWEN2, QWEN3_5, TEKKEN})
+
 # The name each native scanner is saved under.
 CANONICAL_NAME = {0: "gpt2", 1: "cl100k", 2: "o200k"}
 

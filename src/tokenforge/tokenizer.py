@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # (numpy is imported where it is used: `import tokenforge` do
 from . import _core as _core_mod
 from . import decoders as _decoders
 from . import normalizers as _normalizers
+from . import patterns as _patterns
 from . import post_processors as _post
 from . import pre_tokenizers as _pre
 from .models import ByteBPE, SentencePiece
@@ -49,9 +50,6 @@ STREAM_BUFFER = 1 << 16  # characters buffered by encode_iterable before it look
 
 # Unicode normalization forms a byte-level Tokenizer may be given by name.
 NORMALIZATION_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
-
-# Split patterns known to match every character: HF's Isolated and tiktoken's rule agree on them.
-_TOTAL_PATTERNS = frozenset()
 
 __all__ = ["Tokenizer", "UnknownTokenError", "WRITERS"]
 
@@ -66,16 +64,6 @@ FORMAT_ALIASES = {"hf": "huggingface", "tokenizer.json": "huggingface", "vocab":
 _NOT_GIVEN = object()
 
 
-def _total_patterns() -> frozenset:
-    global _TOTAL_PATTERNS
-    if not _TOTAL_PATTERNS:
-        from . import patterns
-
-        _TOTAL_PATTERNS = frozenset({patterns.GPT2, patterns.GPT2_ORIGINAL, patterns.CL100K, patterns.O200K,
-                                     *(p for n, p in patterns.NAMED.items() if n in ("llama3",))})
-    return _TOTAL_PATTERNS
-
-
 def _byte_level_pattern(pre) -> str | None:
     """The split pattern of a byte-level pre-tokenizer whose pieces are that pattern's matches:
     ByteLevel(use_regex) alone, or [a splitter, ByteLevel(use_regex=False)]; else None."""
@@ -85,7 +73,7 @@ def _byte_level_pattern(pre) -> str | None:
             return _byte_level_pattern(steps[0])
         if (len(steps) == 2 and isinstance(steps[1], _pre.ByteLevel) and not steps[1].use_regex
                 and not steps[1].add_prefix_space and hasattr(steps[0], "tiktoken_pattern")):
-            return steps[0].tiktoken_pattern(_total_patterns())
+            return steps[0].tiktoken_pattern(_patterns.TOTAL)
         return None
     if isinstance(pre, _pre.ByteLevel):
         return pre.tiktoken_pattern()

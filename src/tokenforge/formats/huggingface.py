@@ -40,13 +40,10 @@ _BPE_KEYS = {"type", "dropout", "unk_token", "continuing_subword_prefix", "end_o
 # possessive one, so cl100k's pattern is written for HF with an atomic group (same pieces).
 CL100K_HF = patterns.CL100K.replace(r"\p{N}{1,3}+", r"(?>\p{N}{1,3})")
 # The pre-2024 form of cl100k's pattern, used by Llama 3. It differs from today's at the end of the
-# text ("a  \n  ": "  \n" + "  " instead of "  \n  "), so it runs through `regex`, not the cl100k scanner.
-LLAMA3 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
-# Patterns that match every character, so `Isolated` (matches and the gaps between them) and
-# tokenforge's rule (only matches) give the same pieces (tests/test_formats_hf.py checks each): the
-# native engine then runs them as written, not wrapped in isolated()'s lookahead, which it cannot
-# compile (a Qwen2 tokenizer.json split through `regex` at 3 MB/s).
-_TOTAL = {*patterns.NATIVE, LLAMA3, patterns.QWEN2, patterns.QWEN3_5, patterns.TEKKEN}
+# text ("a  \n  ": "  \n" + "  " instead of "  \n  "), so it runs through the engine's general
+# matcher, not the cl100k scanner.
+LLAMA3 = patterns.LLAMA3
+_TOTAL = patterns.TOTAL
 _FROM_HF = {CL100K_HF: patterns.CL100K}
 _TO_HF = {v: k for k, v in _FROM_HF.items()}
 _KNOWN_IN_BOTH = {patterns.GPT2_ORIGINAL, patterns.O200K, CL100K_HF, LLAMA3}

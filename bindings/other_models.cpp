@@ -1,4 +1,4 @@
-// Other tokenizer families: WordPiece and character-level BPE models, the pair trainer they share,
+// Other tokenizer families: WordPiece, greedy longest match over bytes and character-level BPE models, the pair trainer they share,
 // and the word splitters (cpp/pre_split.h). The Python side (tokenforge/pipeline.py) normalizes;
 // `encode_text(s)` split and encode natively, `encode_words`/`encode_batch` take pieces split in
 // Python (regex or no pre-tokenizer). Ids come back with the GIL released for the work.
@@ -230,6 +230,51 @@ struct PyWordPiece {
   nb::list encode_batch(nb::list batch, size_t threads) const { return encode_batch_impl(*this, batch, threads); }
 };
 
+// Greedy longest match over bytes (RWKV's "world" tokenizer): WordPiece's trie walk with no
+// continuation prefix, over a whole text (models/longest_match.py). Every single byte is a token
+// (the Python model checks), so a match always exists.
+struct PyLongestMatch {
+  std::unique_ptr<WordPieceModel> model;
+
+  explicit PyLongestMatch(const std::vector<std::pair<uint32_t, nb::bytes>>& tokens) {
+    std::vector<std::pair<uint32_t, std::string>> toks;
+    toks.reserve(tokens.size());
+    for (const auto& [id, b] : tokens) toks.emplace_back(id, std::string(b.c_str(), b.size()));
+    std::string error;
+    model = WordPieceModel::create(toks, "", 0, SIZE_MAX, &error);
+    if (!model) throw nb::value_error(error.c_str());
+  }
+
+  // The ids of a str (its UTF-8) or bytes.
+  nb::list encode(nb::handle text) const {
+    std::string_view v = PyBytes_Check(text.ptr())
+                             ? std::string_view(PyBytes_AS_STRING(text.ptr()), size_t(PyBytes_GET_SIZE(text.ptr())))
+                             : utf8_of(text.ptr());
+    std::vector<uint32_t> out;
+    {
+      nb::gil_scoped_release release;
+      out.reserve(v.size() / 3 + 1);
+      model->encode_word(bytes_of(v), v.size(), out);
+    }
+    return to_list(out);
+  }
+
+  nb::list encode_batch(nb::list texts, size_t num_threads) const {
+    std::vector<std::string_view> views = views_of(texts);
+    std::vector<std::vector<uint32_t>> results(views.size());
+    size_t bytes = 0;
+    for (std::string_view v : views) bytes += v.size();
+    {
+      nb::gil_scoped_release release;
+      batch_parallel_for(views.size(), batch_threads(bytes, num_threads),
+                         [&](size_t i) { model->encode_word(bytes_of(views[i]), views[i].size(), results[i]); });
+    }
+    nb::list out;
+    for (const auto& r : results) out.append(to_list(r));
+    return out;
+  }
+};
+
 struct PyCharBpe {
   std::unique_ptr<CharBpeModel> model;
 
@@ -337,6 +382,10 @@ void bind_other_models(nb::module_& m) {
       .def("encode_batch", &PyWordPiece::encode_batch, nb::arg("batch"), nb::arg("num_threads"))
       .def("encode_text", &PyWordPiece::encode_text, nb::arg("text"), nb::arg("how"))
       .def("encode_texts", &PyWordPiece::encode_texts, nb::arg("texts"), nb::arg("how"), nb::arg("num_threads"));
+  nb::class_<PyLongestMatch>(m, "LongestMatch")
+      .def(nb::init<const std::vector<std::pair<uint32_t, nb::bytes>>&>(), nb::arg("tokens"))
+      .def("encode", &PyLongestMatch::encode, nb::arg("text"))
+      .def("encode_batch", &PyLongestMatch::encode_batch, nb::arg("texts"), nb::arg("num_threads"));
   nb::class_<PyCharBpe>(m, "CharBpe")
       .def(nb::init<const std::vector<std::pair<uint32_t, std::string>>&,
                     const std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>&, const std::string&,

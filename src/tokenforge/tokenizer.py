@@ -40,7 +40,7 @@ from . import normalizers as _normalizers
 from . import patterns as _patterns
 from . import post_processors as _post
 from . import pre_tokenizers as _pre
-from .models import ByteBPE, SentencePiece
+from .models import ByteBPE, LongestMatch, SentencePiece
 from .special import AddedToken, AddedVocabulary, SpecialPolicy, disallowed_error
 from .stage import UnknownTokenError, check_text, has_surrogates, replace_surrogates
 from .streaming import cut_long_texts, has_long_text
@@ -663,6 +663,8 @@ class Tokenizer:
             return self._engine.encode_pieces(self._byte_pieces(text))
         if isinstance(model, SentencePiece) and isinstance(self._pre_tokenizer, _pre.NoPreTokenizer):
             return model.encode_text(text)
+        if isinstance(model, LongestMatch) and isinstance(self._pre_tokenizer, _pre.NoPreTokenizer):
+            return model.encode_bytes(text)  # (a str: its UTF-8)
         if self._fused_words:
             return model.encode_text(text, self._pre_tokenizer.native)
         pieces = self._pre_tokenizer.pieces(text, at_start)
@@ -798,7 +800,7 @@ class Tokenizer:
         """True when no added token can appear (none matchable) and the model batches natively."""
         allowed = self._default_allowed if allowed_special is None else allowed_special
         matchable = [t for t in self._added if not t.special or allowed == "all" or t.content in allowed]
-        return not matchable and (self._fused_words or (isinstance(self._model, SentencePiece)
+        return not matchable and (self._fused_words or (isinstance(self._model, (SentencePiece, LongestMatch))
                                                         and isinstance(self._pre_tokenizer, _pre.NoPreTokenizer)))
 
     def _model_batch(self, texts: list[str], num_threads: int) -> list[list[int]]:
@@ -806,6 +808,9 @@ class Tokenizer:
             texts = [self._normalizer.normalize(replace_surrogates(t) if has_surrogates(t) else t) for t in texts]
         if isinstance(self._model, SentencePiece):
             return self._model.encode_texts(texts, num_threads)
+        if isinstance(self._model, LongestMatch):
+            return self._model.encode_batch_texts([replace_surrogates(t) if has_surrogates(t) else t for t in texts],
+                                                  num_threads)
         try:
             return self._model.encode_texts(texts, self._pre_tokenizer.native, num_threads)
         except UnicodeEncodeError:
@@ -994,7 +999,7 @@ class Tokenizer:
         return self._decoder.decode(words)
 
     def _byte_decoding(self) -> bool:
-        return isinstance(self._model, ByteBPE) and isinstance(self._decoder, _decoders.ByteLevel)
+        return isinstance(self._model, (ByteBPE, LongestMatch)) and isinstance(self._decoder, _decoders.ByteLevel)
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         """The bytes of a sequence of ids. An unknown id raises ValueError naming it."""

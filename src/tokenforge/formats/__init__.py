@@ -12,6 +12,7 @@
 | "gpt2"          | encoder.json + vocab.bpe       | bpe_files       | yes  | yes  |
 | "vocab_merges"  | vocab.json + merges.txt        | bpe_files, char_bpe_files | yes | yes |
 | "bert_vocab"    | BERT's vocab.txt (WordPiece)   | bert_vocab      | yes  | yes  |
+| "rwkv"          | RWKV's rwkv_vocab_v20230424.txt (greedy longest match) | rwkv | yes | yes |
 | "listing"       | name.vocab, for people         | listing         | no   | yes  |
 
 `tokenforge.load(path, **overrides)` reads any of them, told apart by content (detect.py); keywords supply what a format lacks
@@ -29,7 +30,7 @@ from pathlib import Path
 from .. import tokenizer as _tokenizer
 from ..models import ByteBPE
 from . import bert_vocab, bpe_files, char_bpe_files, detect, hf_families, hf_stages, huggingface, listing
-from . import model_folder, tekken, tiktoken_bpe
+from . import model_folder, rwkv, tekken, tiktoken_bpe
 from ._common import UnsupportedComponent, apply_hf_limits
 
 
@@ -74,6 +75,7 @@ SAVERS = {
     "bert_vocab": bert_vocab.save,
     "sentencepiece": _save_sentencepiece,
     "transformers": model_folder.save,
+    "rwkv": rwkv.save,
     "listing": listing.save,
 }
 ALIASES = {"hf": "huggingface", "tokenizer.json": "huggingface", "vocab": "listing", "vocab.txt": "bert_vocab",

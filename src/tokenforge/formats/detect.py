@@ -13,6 +13,7 @@ module that reads it.
 | protobuf whose first field is 1 (pieces) or 2 (trainer spec), not UTF-8 text lines | sentencepiece | spm |
 | lines "base64 rank" (an empty token "= rank" too)    | tiktoken        | tiktoken_bpe (+ rank_families for known files) |
 | "# tokenforge vocabulary listing"                    | listing         | (not loadable) |
+| lines "id 'token' length" (Python literals)          | rwkv            | rwkv |
 | lines of tokens with [UNK]/[CLS]/... or ##pieces     | bert_vocab      | bert_vocab |
 | a file name then "#version" on line 1 (CLIP's header), then "left right" lines | clip | clip |
 | "#version" or "left right" lines                     | merges          | bpe_files (needs its vocab file) |
@@ -88,6 +89,10 @@ def _load_bytes(path: Path, data: bytes, read_own, overrides: dict):
         from . import tiktoken_bpe
 
         return tiktoken_bpe.load(path, data, **overrides)
+    if kind == "rwkv":
+        from . import rwkv
+
+        return rwkv.load(path, data, **overrides)
     if kind == "bert_vocab":
         from . import bert_vocab
 
@@ -121,12 +126,12 @@ def _gunzip(path, data: bytes) -> bytes:
 
 
 KINDS = ("tokenforge", "huggingface", "gguf", "tekken", "sentencepiece", "tiktoken", "gpt2 / vocab_merges", "clip",
-         "bert_vocab")
+         "bert_vocab", "rwkv")
 
 
 def sniff(path, data: bytes) -> tuple[str, object]:
     """(the kind of file, its parsed JSON or None), by content; ValueError if no format fits."""
-    from . import bert_vocab, bpe_files, clip, listing, sentencepiece_model, tiktoken_bpe
+    from . import bert_vocab, bpe_files, clip, listing, rwkv, sentencepiece_model, tiktoken_bpe
 
     text = _NOT_SPACE.search(data)  # where the text starts (data.lstrip() copied a binary file that starts with \n)
     if text is None:
@@ -154,6 +159,8 @@ def sniff(path, data: bytes) -> tuple[str, object]:
             return "sentencepiece", None
         fail(path, None, f"not a tokenizer file in any known format ({', '.join(KINDS)}): not JSON, and not "
                          "UTF-8 text (nor a sentencepiece model)")
+    if rwkv.looks_like(first_text):
+        return "rwkv", None
     if bert_vocab.looks_like(data):
         return "bert_vocab", None
     if clip.looks_like(path, data):

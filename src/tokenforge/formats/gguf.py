@@ -8,7 +8,7 @@ of them). The tokenizer is under `tokenizer.ggml.*`, as llama.cpp's converter wr
 
 | key | meaning |
 |---|---|
-| model | "gpt2": byte-level BPE with merges; "llama": sentencepiece BPE with scores; "t5": sentencepiece unigram; "bert": WordPiece; ("rwkv": refused) |
+| model | "gpt2": byte-level BPE with merges; "llama": sentencepiece BPE with scores; "t5": sentencepiece unigram; "bert": WordPiece; "rwkv": greedy longest match over bytes |
 | pre | the byte-level pre-tokenizer by name ("llama-bpe", "qwen2", "gpt-2", ...): PRE_TOKENIZERS below |
 | tokens, scores, token_type | the vocabulary in id order; types 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte |
 | merges | "left right" strings in priority order (gpt2) |
@@ -24,6 +24,10 @@ What a GGUF file means is what llama.cpp does with it, so this reader follows ll
   add_space_prefix says no, byte fallback when the byte pieces <0x00>..<0xFF> are there).
 - bert: WordPiece; llama.cpp's converter wrote a word's first piece with a leading "\u2581" and the
   continuations bare, read back here as "word" and "##piece"; lowercased BERT pre-processing.
+- rwkv: RWKV's "world" tokenizer (models/longest_match.py); the converter wrote each token's bytes
+  as Python writes a bytes literal without its b'' ("\\xe4\\xb8", "\\n"), unescaped here as
+  llama.cpp unescapes them. llama.cpp puts every token in its trie, the control token "<s>" (id 0)
+  and the "[PAD...]" fillers too, so text holding "<s>" gives 0 there and here.
 The beginning-of-text token is added by encode as llama.cpp adds it (add_bos_token, or its default
 per model: encode(..., add_special_tokens=False) leaves it out).
 """
@@ -261,10 +265,11 @@ def _vocabulary(source, meta: dict):
     types = _get(meta, source, "token_type", list) or [NORMAL] * len(tokens)
     if len(types) != len(tokens):
         fail(source, "tokenizer.ggml.token_type", f"{len(types)} types for {len(tokens)} tokens")
-    if model not in ("gpt2", "llama", "bert", "t5"):
+    if model not in ("gpt2", "llama", "bert", "t5", "rwkv"):
         fail(source, "tokenizer.ggml.model", f"{model!r}: this tokenforge reads GGUF tokenizers of the models "
                                              "'gpt2' (byte-level BPE), 'llama' (sentencepiece BPE), 't5' "
-                                             "(sentencepiece unigram) and 'bert' (WordPiece)")
+                                             "(sentencepiece unigram), 'bert' (WordPiece) and 'rwkv' (greedy "
+                                             "longest match)")
     return model, tokens, types
 
 
@@ -272,8 +277,8 @@ def to_hf_json(source, meta: dict) -> dict:
     """The tokenizer.json a byte-level ("gpt2") or WordPiece ("bert") GGUF tokenizer stands for (the
     tests give it to Hugging Face's tokenizers too)."""
     model, tokens, types = _vocabulary(source, meta)
-    if model in ("llama", "t5"):
-        fail(source, "tokenizer.ggml.model", "a sentencepiece model: it is read as one, not as a tokenizer.json")
+    if model in ("llama", "t5", "rwkv"):
+        fail(source, "tokenizer.ggml.model", f"a {model!r} model has no tokenizer.json form here")
     return (_byte_level if model == "gpt2" else _wordpiece)(source, meta, tokens, types)
 
 
@@ -283,6 +288,8 @@ def from_metadata(source, meta: dict, overrides: dict):
     model, tokens, types = _vocabulary(source, meta)
     if model in ("llama", "t5"):
         tok = _sentencepiece(source, meta, tokens, types, overrides, unigram=model == "t5")
+    elif model == "rwkv":
+        tok = _rwkv(source, tokens, overrides)
     else:
         tok = _load_huggingface(source, to_hf_json(source, meta), dict(overrides))
     name = meta.get("general.name")
@@ -389,6 +396,53 @@ def _sentencepiece(source, meta, tokens, types, overrides, unigram: bool = False
     except ValueError as e:
         fail(source, None, str(e))
     return tok
+
+
+def unescape_rwkv(token: str) -> bytes:
+    """A token as llama.cpp's RWKV converter wrote it (repr(bytes)[2:-1]) -> its bytes, as
+    llama.cpp's llama_unescape_rwkv_token reads it: \\t \\n \\r \\xNN, any other escaped
+    character as itself."""
+    if "\\" not in token:
+        return token.encode("utf-8")
+    out = bytearray()
+    chars = iter(token.encode("utf-8"))
+    for c in chars:
+        if c != 0x5C:  # backslash
+            out.append(c)
+            continue
+        e = next(chars, None)
+        if e is None:
+            break
+        if e == ord("x"):
+            digits = [next(chars, None), next(chars, None)]
+            if None in digits:
+                break
+            # (llama.cpp: c >= 'a' ? c - 'a' + 10 : c - '0', two digits)
+            value = 0
+            for d in digits:
+                value = (value << 4) + (d - 0x61 + 10 if d >= 0x61 else d - 0x30)
+            out.append(value & 0xFF)
+        else:
+            out.append({ord("t"): 9, ord("n"): 10, ord("r"): 13}.get(e, e))
+    return bytes(out)
+
+
+def _rwkv(source, tokens, overrides):
+    from ..models import LongestMatch
+    from ..tokenizer import Tokenizer
+
+    vocab: dict[bytes, int] = {}
+    for i, t in enumerate(tokens):
+        b = unescape_rwkv(t)
+        if not b:
+            fail(source, f"tokenizer.ggml.tokens[{i}]", "an empty token")
+        if b in vocab:
+            fail(source, f"tokenizer.ggml.tokens[{i}]", f"the token {b!r} again (id {vocab[b]})")
+        vocab[b] = i
+    try:
+        return Tokenizer(LongestMatch(vocab), **{"name": "rwkv", **overrides})
+    except (TypeError, ValueError) as e:
+        fail(source, None, str(e))
 
 
 def _wordpiece(source, meta, tokens, types) -> dict:

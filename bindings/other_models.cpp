@@ -6,6 +6,7 @@
 
 #include "char_bpe.h"
 #include "common.h"
+#include "longest_match.h"
 #include "pre_split.h"
 #include "wordpiece.h"
 
@@ -230,19 +231,25 @@ struct PyWordPiece {
   nb::list encode_batch(nb::list batch, size_t threads) const { return encode_batch_impl(*this, batch, threads); }
 };
 
-// Greedy longest match over bytes (RWKV's "world" tokenizer): WordPiece's trie walk with no
-// continuation prefix, over a whole text (models/longest_match.py). Every single byte is a token
-// (the Python model checks), so a match always exists.
+// Greedy longest match over bytes (RWKV's "world" tokenizer, cpp/longest_match.h) over a whole
+// text (models/longest_match.py).
 struct PyLongestMatch {
-  std::unique_ptr<WordPieceModel> model;
+  std::unique_ptr<LongestMatchModel> model;
+  std::unique_ptr<IntCache> ints;  // the ids' int objects, made once (as the byte-level engine keeps them)
 
   explicit PyLongestMatch(const std::vector<std::pair<uint32_t, nb::bytes>>& tokens) {
     std::vector<std::pair<uint32_t, std::string>> toks;
     toks.reserve(tokens.size());
-    for (const auto& [id, b] : tokens) toks.emplace_back(id, std::string(b.c_str(), b.size()));
+    uint32_t max_id = 0;
+    for (const auto& [id, b] : tokens) {
+      toks.emplace_back(id, std::string(b.c_str(), b.size()));
+      max_id = std::max(max_id, id);
+    }
     std::string error;
-    model = WordPieceModel::create(toks, "", 0, SIZE_MAX, &error);
+    model = LongestMatchModel::create(toks, &error);
     if (!model) throw nb::value_error(error.c_str());
+    // the dense range only: a few huge ids must not cost an int per id below them
+    ints = std::make_unique<IntCache>(uint32_t(std::min<size_t>(size_t(max_id) + 1, 4 * toks.size() + 256)));
   }
 
   // The ids of a str (its UTF-8) or bytes.
@@ -254,9 +261,9 @@ struct PyLongestMatch {
     {
       nb::gil_scoped_release release;
       out.reserve(v.size() / 3 + 1);
-      model->encode_word(bytes_of(v), v.size(), out);
+      model->encode(bytes_of(v), v.size(), out);
     }
-    return to_list(out);
+    return ints->to_list(out);
   }
 
   nb::list encode_batch(nb::list texts, size_t num_threads) const {
@@ -267,10 +274,10 @@ struct PyLongestMatch {
     {
       nb::gil_scoped_release release;
       batch_parallel_for(views.size(), batch_threads(bytes, num_threads),
-                         [&](size_t i) { model->encode_word(bytes_of(views[i]), views[i].size(), results[i]); });
+                         [&](size_t i) { model->encode(bytes_of(views[i]), views[i].size(), results[i]); });
     }
     nb::list out;
-    for (const auto& r : results) out.append(to_list(r));
+    for (const auto& r : results) out.append(ints->to_list(r));
     return out;
   }
 };

@@ -90,16 +90,17 @@ def test_saved_files_are_the_same(real, tmp_path):
         tokenforge.get_encoding("gpt2").save(tmp_path / "x.txt", format="rwkv")
 
 
-_byte_tokens = st.lists(st.binary(min_size=2, max_size=5), max_size=40)
+# tokens over a small alphabet (so that long ones occur in the texts), cut anywhere (partial UTF-8)
+_byte_tokens = st.lists(st.tuples(st.text(alphabet="ab é中", min_size=1, max_size=12), st.integers(1, 40)).map(
+    lambda t: t[0].encode("utf-8")[:t[1]]), max_size=60)
 
 
 @settings(max_examples=300, deadline=None)
-@given(_byte_tokens, st.text(alphabet=st.sampled_from(list("abc é中😀\n")), max_size=60))
+@given(_byte_tokens, st.text(alphabet=st.sampled_from(list("ab é中😀\n")), max_size=80))
 def test_native_equals_the_readable_rule(extra, text):
     tokens = {bytes([b]): b for b in range(256)}
     for t in extra:
         tokens.setdefault(t, len(tokens))
-    tokens.setdefault("é中".encode()[:3], len(tokens))  # ends inside 中
     model = LongestMatch(tokens)
     assert model.encode_pieces([text]) == model.encode_word_reference(text)
 

@@ -12,6 +12,7 @@
 
 #include "encoder.h"
 #include "hash_maps.h"
+#include "longest_match.h"
 #include "tests/check.h"
 
 using namespace tokenforge;
@@ -369,7 +370,60 @@ static void test_hash_maps() {
   CHECK(reserved.find(reinterpret_cast<const uint8_t*>("abc"), 3, &v) && v == 5 && reserved.size() == 1);
 }
 
+// Greedy longest match (cpp/longest_match.h) against the rule written plainly, on random bytes over
+// a small alphabet and random vocabularies with tokens up to 20 bytes (past the 8-byte keys), and
+// at the ends of buffers (ASan sees any read past them).
+static void test_longest_match() {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::pair<uint32_t, std::string>> tokens;
+    std::map<std::string, uint32_t> by_bytes;
+    for (int b = 0; b < 256; ++b) by_bytes[std::string(1, char(b))] = uint32_t(b);
+    const size_t extra = 1 + rng() % 60;
+    for (size_t k = 0; k < extra; ++k) {
+      std::string t(2 + rng() % 19, '\0');
+      for (char& c : t) c = "ab\0\xe4"[rng() % 4];
+      by_bytes.emplace(t, uint32_t(by_bytes.size()));
+    }
+    for (const auto& [t, id] : by_bytes) tokens.emplace_back(id, t);
+    std::string error;
+    auto model = LongestMatchModel::create(tokens, &error);
+    CHECK(model != nullptr);
+    if (!model) continue;
+    size_t longest = 0;
+    for (const auto& [t, id] : by_bytes) longest = std::max(longest, t.size());
+    for (int text_round = 0; text_round < 5; ++text_round) {
+      // tokens run together (long ones must appear), cut short somewhere, and stray bytes
+      std::string joined;
+      while (joined.size() < 80) {
+        if (rng() % 4 == 0)
+          joined += "ab\0\xe4" "c"[rng() % 5];
+        else
+          joined += tokens[256 + rng() % (tokens.size() - 256)].second.substr(0, 1 + rng() % 20);
+      }
+      const size_t n = rng() % joined.size();
+      std::vector<uint8_t> text(joined.begin(), joined.begin() + long(n));  // its own allocation: ASan sees reads past it
+      std::vector<uint32_t> got, want;
+      model->encode(text.data(), n, got);
+      for (size_t i = 0; i < n;) {
+        for (size_t len = std::min(longest, n - i); len >= 1; --len) {
+          auto it = by_bytes.find(std::string(reinterpret_cast<const char*>(text.data()) + i, len));
+          if (it != by_bytes.end()) {
+            want.push_back(it->second);
+            i += len;
+            break;
+          }
+        }
+      }
+      CHECK(got == want);
+    }
+  }
+  std::string error;
+  CHECK(LongestMatchModel::create({{0, "a"}}, &error) == nullptr && error.find("byte 0") != std::string::npos);
+}
+
 int main() {
+  test_longest_match();
   test_hash_maps();
   test_split_engine();
   test_scanners();

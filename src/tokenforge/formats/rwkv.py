@@ -19,54 +19,72 @@ from pathlib import Path
 from ..outputs import write_atomic
 from ._common import fail
 
-_LINE = re.compile(r"""\d+ (b?)(['"]).*\2 \d+""")
+_LINE = re.compile(r"""\d+ (b?)(['"]).*\2 \d+\r?""")
 
 
 def looks_like(first_line: str) -> bool:
     return _LINE.fullmatch(first_line) is not None
 
 
+_ROW = re.compile(r"""^(\d+) ((b?)(['"]).*\4) (\d+)\r?$""", re.MULTILINE)
+
+
 def parse(data: bytes, source) -> dict[bytes, int]:
-    """{token bytes: id}; ValueError naming the line for anything else."""
+    """{token bytes: id}; ValueError naming the line for anything else. Whole columns at a time
+    (one regex pass over the text, then map and set), the line-by-line loop only to name a problem."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         fail(source, None, f"not UTF-8 text (byte {e.start})")
-    tokens: dict[bytes, int] = {}
-    seen: dict[int, int] = {}
+    rows = _ROW.findall(text)
+    lines = [line for line in text.split("\n") if line.strip("\r")]
+    if len(rows) != len(lines):
+        _name_bad_line(source, text)
+    ids = list(map(int, [r[0] for r in rows]))
+    literals = [r[1] for r in rows]
+    # nearly every line: a str literal without an escape or its own quote inside, read by slicing
+    tokens = [lit[1:-1].encode("utf-8") if lit[0] != "b" and "\\" not in lit and lit[0] not in lit[1:-1]
+              else _evaluated(source, n, lit) for n, lit in enumerate(literals, 1)]
+    if list(map(len, tokens)) != list(map(int, [r[4] for r in rows])) or b"" in tokens \
+            or len(set(ids)) != len(ids) or len(set(tokens)) != len(tokens):
+        _name_bad_token(source, ids, tokens, [int(r[4]) for r in rows])
+    if not tokens:
+        fail(source, None, "no tokens")
+    return dict(zip(tokens, ids))
+
+
+def _evaluated(source, n: int, literal: str) -> bytes:
+    """A literal with escapes, by ast.literal_eval (literals only, never code)."""
+    try:
+        value = ast.literal_eval(literal)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        value = None
+    if not isinstance(value, (str, bytes)):
+        fail(source, f"line {n}", f"{literal[:60]!r} is not a str or bytes literal")
+    return value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
+
+
+def _name_bad_line(source, text: str):
     for n, line in enumerate(text.split("\n"), 1):
-        line = line.rstrip("\r")
-        if not line:
-            continue
-        first, last = line.find(" "), line.rfind(" ")
-        literal = line[first + 1:last]
-        if first < 0 or last <= first or not line[:first].isdigit() or not line[last + 1:].isdigit() \
-                or not _LINE.fullmatch(line):
+        if line.strip("\r") and not _ROW.fullmatch(line):
             fail(source, f"line {n}", f"expected '<id> <Python str or bytes literal> <length>', got {line[:80]!r}")
-        if literal[0] != "b" and "\\" not in literal and literal[0] not in literal[1:-1]:  # nearly every line
-            token = literal[1:-1].encode("utf-8")
-        else:
-            try:
-                value = ast.literal_eval(literal)
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
-                value = None
-            if not isinstance(value, (str, bytes)):
-                fail(source, f"line {n}", f"{literal[:60]!r} is not a str or bytes literal")
-            token = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
-        i, length = int(line[:first]), int(line[last + 1:])
+    fail(source, None, "lines that are not '<id> <literal> <length>'")  # (not reached)
+
+
+def _name_bad_token(source, ids, tokens, lengths):
+    """The first line (of the non-empty ones) whose token is wrong."""
+    seen_ids: dict[int, int] = {}
+    seen: dict[bytes, int] = {}
+    for n, (i, token, length) in enumerate(zip(ids, tokens, lengths), 1):
         if len(token) != length:
             fail(source, f"line {n}", f"the token has {len(token)} bytes, the line says {length}")
         if not token:
             fail(source, f"line {n}", "an empty token")
-        if i in seen:
-            fail(source, f"line {n}", f"id {i} again (line {seen[i]})")
-        if token in tokens:
-            fail(source, f"line {n}", f"the token {token!r} again (id {tokens[token]})")
-        seen[i] = n
-        tokens[token] = i
-    if not tokens:
-        fail(source, None, "no tokens")
-    return tokens
+        if i in seen_ids:
+            fail(source, f"line {n}", f"id {i} again (line {seen_ids[i]})")
+        if token in seen:
+            fail(source, f"line {n}", f"the token {token!r} again (id {seen[token]})")
+        seen_ids[i], seen[token] = n, i
 
 
 def load(path: Path, data: bytes, **overrides):

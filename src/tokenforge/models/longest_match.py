@@ -10,8 +10,9 @@ as the byte-level models do) and decoded by the ByteLevel decoder.
     >>> m.encode_bytes(b"abcab!")
     [257, 256, 33]
 
-The work runs natively (`_core.LongestMatch`: cpp/wordpiece.h's trie walk, with no continuation
-prefix); `encode_word_reference` is the readable version, the oracle of the property tests.
+The work runs natively (`_core.LongestMatch`, cpp/longest_match.h: every prefix of every token a
+key of its own, so the lookups at one position are asked for together); `encode_word_reference` is
+the readable version, the oracle of the property tests.
 """
 
 from __future__ import annotations
@@ -29,22 +30,27 @@ class LongestMatch:
 
     def __init__(self, tokens: Mapping[bytes, int]):
         tokens = dict(tokens)
-        by_id: dict[int, bytes] = {}
-        for b, i in tokens.items():
-            if not isinstance(b, (bytes, bytearray)) or not b:
-                raise TypeError(f"a longest-match vocabulary maps non-empty bytes to ids, got {b!r:.40}")
-            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32 - 1:
-                raise ValueError(f"token {b!r} has an invalid id {i!r}")
-            if i in by_id:
-                raise ValueError(f"tokens {by_id[i]!r} and {b!r} have the same id {i}")
-            by_id[i] = bytes(b)
+        ids = list(tokens.values())
+        # whole columns first (no Python code per token); the loop names a problem
+        if not (set(map(type, tokens)) <= {bytes} and set(map(type, ids)) <= {int} and min(ids, default=0) >= 0
+                and max(ids, default=0) < 2**31 and len(set(ids)) == len(ids) and b"" not in tokens):
+            by_id: dict[int, bytes] = {}
+            for b, i in tokens.items():
+                if not isinstance(b, (bytes, bytearray)) or not b:
+                    raise TypeError(f"a longest-match vocabulary maps non-empty bytes to ids, got {b!r:.40}")
+                if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**31:
+                    raise ValueError(f"token {b!r} has an invalid id {i!r} (ids are ints in [0, 2**31))")
+                if i in by_id:
+                    raise ValueError(f"tokens {by_id[i]!r} and {b!r} have the same id {i}")
+                by_id[i] = bytes(b)
+            tokens = {b: i for i, b in by_id.items()}
         missing = [b for b in range(256) if bytes((b,)) not in tokens]
         if missing:
             raise ValueError(f"byte {missing[0]} (0x{missing[0]:02X}) is not a token; greedy longest match needs "
                              "every single byte as one")
-        self.tokens = {bytes(b): i for b, i in tokens.items()}
-        self._by_id = by_id
-        self._native = _core.LongestMatch(list(by_id.items()))
+        self.tokens = tokens
+        self._by_id = dict(zip(tokens.values(), tokens))
+        self._native = _core.LongestMatch(list(zip(tokens.values(), tokens)))
 
     # -- the model stage ---------------------------------------------------------------------------
     def encode_bytes(self, data: bytes) -> list[int]:

@@ -133,6 +133,16 @@ def main() -> None:
         if path.exists() and (not args.quick or rel in QUICK):
             compare(f"{rel} (vs tokenizers)", lambda p=str(path): tokenforge.load(p),
                     lambda p=str(path): tokenizers.Tokenizer.from_file(p), args.repeat, rows, args.first_encode)
+    model_v1 = REAL / "mistral-common" / "tokenizer.model.v1"
+    if model_v1.exists():  # a Llama-2-style tokenizer.json (BPE with byte fallback, plain-text tokens)
+        sys.path.insert(0, str(ROOT / "tools"))
+        from llama2_style_json import llama2_style_json
+
+        llama2 = pathlib.Path(tempfile.mkdtemp(prefix="llama2-style-")) / "tokenizer.json"
+        atexit.register(shutil.rmtree, llama2.parent, ignore_errors=True)
+        llama2.write_text(llama2_style_json(model_v1), encoding="utf-8")
+        compare("Llama-2-style tokenizer.json of mistral v1 (vs tokenizers)", lambda p=str(llama2): tokenforge.load(p),
+                lambda p=str(llama2): tokenizers.Tokenizer.from_file(p), args.repeat, rows, args.first_encode)
     for rel in SENTENCEPIECE:
         path = REAL / rel
         if path.exists() and (not args.quick or rel in QUICK):

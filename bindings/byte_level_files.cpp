@@ -454,9 +454,59 @@ nb::object gguf_strings(nb::handle data, size_t pos, size_t count) {
   }
   return nb::make_tuple(out, pos);
 }
+// The merge rules of a Hugging Face BPE model whose tokens are plain text (Llama-2-style files:
+// no byte alphabet): `merges` "left right" strings or [left, right] lists, every part and the
+// concatenation a key of `vocab` ({str: int id}); the rules (left id, right id, merged id) in order,
+// packed as native uint32 triples (models/byte_bpe.Merges), a repeated pair listed again (the
+// native loop keeps its first rank). None for anything else: the Python reader names the problem.
+// Per merge: three dict lookups and one concatenation, no Python tuple or list (the Python columns
+// were most of loading a 60k-merge file).
+nb::object text_bpe_merges(nb::list merges, nb::dict vocab) {
+  const Py_ssize_t n = PyList_GET_SIZE(merges.ptr());
+  std::vector<uint32_t> rules(3 * size_t(n));
+  auto id_of = [&](PyObject* key, uint32_t* out) {
+    PyObject* v = PyDict_GetItemWithError(vocab.ptr(), key);
+    if (!v) {
+      if (PyErr_Occurred()) PyErr_Clear();
+      return false;
+    }
+    if (!PyLong_CheckExact(v)) return false;
+    int overflow = 0;
+    const long long id = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || id < 0 || id >= 0xFFFFFFFFll) return false;
+    *out = uint32_t(id);
+    return true;
+  };
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    PyObject* m = PyList_GET_ITEM(merges.ptr(), k);
+    nb::object left, right;
+    if (PyUnicode_CheckExact(m)) {
+      const Py_ssize_t len = PyUnicode_GET_LENGTH(m);
+      const Py_ssize_t space = PyUnicode_FindChar(m, ' ', 0, len, 1);
+      if (space <= 0 || space == len - 1 || PyUnicode_FindChar(m, ' ', space + 1, len, 1) != -1) return nb::none();
+      left = nb::steal(PyUnicode_Substring(m, 0, space));
+      right = nb::steal(PyUnicode_Substring(m, space + 1, len));
+    } else if (PyList_CheckExact(m) && PyList_GET_SIZE(m) == 2 && PyUnicode_CheckExact(PyList_GET_ITEM(m, 0)) &&
+               PyUnicode_CheckExact(PyList_GET_ITEM(m, 1)) && PyUnicode_GET_LENGTH(PyList_GET_ITEM(m, 0)) &&
+               PyUnicode_GET_LENGTH(PyList_GET_ITEM(m, 1))) {
+      left = nb::borrow(PyList_GET_ITEM(m, 0));
+      right = nb::borrow(PyList_GET_ITEM(m, 1));
+    } else {
+      return nb::none();
+    }
+    if (!left.is_valid() || !right.is_valid()) throw nb::python_error();
+    nb::object joined = nb::steal(PyUnicode_Concat(left.ptr(), right.ptr()));
+    if (!joined.is_valid()) throw nb::python_error();
+    uint32_t* rule = &rules[3 * size_t(k)];
+    if (!id_of(left.ptr(), rule) || !id_of(right.ptr(), rule + 1) || !id_of(joined.ptr(), rule + 2)) return nb::none();
+  }
+  return nb::steal(PyBytes_FromStringAndSize(reinterpret_cast<const char*>(rules.data()),
+                                             Py_ssize_t(rules.size() * sizeof(uint32_t))));
+}
 }  // namespace
 
 void bind_byte_level_files(nb::module_& m) {
+  m.def("text_bpe_merges", &text_bpe_merges, nb::arg("merges"), nb::arg("vocab"));
   m.def("json_text_shape", &json_text_shape, nb::arg("data"));
   m.def("json_value_shape", &json_value_shape, nb::arg("value").none());
   m.def("byte_level_vocab", &byte_level_vocab, nb::arg("vocab"), nb::arg("special"), nb::arg("decode_only").none() = nb::none());

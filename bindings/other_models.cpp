@@ -2,6 +2,7 @@
 // and the word splitters (cpp/pre_split.h). The Python side (tokenforge/pipeline.py) normalizes;
 // `encode_text(s)` split and encode natively, `encode_words`/`encode_batch` take pieces split in
 // Python (regex or no pre-tokenizer). Ids come back with the GIL released for the work.
+#include <cstring>
 #include <unordered_map>
 
 #include "char_bpe.h"
@@ -31,23 +32,40 @@ std::vector<std::string_view> views_of(nb::handle words) {
   return views;
 }
 
-// Encodes the words of one text, each distinct word once (texts repeat their words a lot).
+// Encodes the words of one text, each distinct word once (texts repeat their words a lot). The
+// words seen are an open-addressing table of (hash, word, where its ids are in out), sized once for
+// the call: std::unordered_map's node per word and its lookups were a fifth of a Llama-2-style
+// text's time.
 template <class EncodeWord>
 void encode_words_cached(const std::vector<std::string_view>& words, std::vector<uint32_t>& out, EncodeWord encode_word) {
-  std::unordered_map<std::string_view, std::pair<uint32_t, uint32_t>> seen;  // word -> (offset, length) in out
-  for (std::string_view w : words) {
-    auto it = seen.find(w);
-    if (it != seen.end()) {
-      size_t off = it->second.first, len = it->second.second;
-      for (size_t k = 0; k < len; ++k) {
-        uint32_t id = out[off + k];  // copied first: push_back may reallocate
-        out.push_back(id);
-      }
+  if (words.size() < 2) {
+    for (std::string_view w : words) encode_word(w, out);
+    return;
+  }
+  struct Seen {
+    uint64_t hash = 0;
+    uint32_t word = UINT32_MAX;  // index into words; UINT32_MAX: an empty slot
+    uint32_t length = 0;         // of its ids
+    size_t offset = 0;           // of its ids in out
+  };
+  std::vector<Seen> seen(table_size_for(words.size()));
+  const size_t mask = seen.size() - 1;
+  for (size_t k = 0; k < words.size(); ++k) {
+    std::string_view w = words[k];
+    const uint64_t h = hash_bytes(reinterpret_cast<const uint8_t*>(w.data()), w.size());
+    size_t i = h & mask;
+    for (; seen[i].word != UINT32_MAX; i = (i + 1) & mask) {
+      if (seen[i].hash == h && words[seen[i].word] == w) break;
+    }
+    if (seen[i].word != UINT32_MAX) {
+      const size_t off = seen[i].offset, len = seen[i].length, at = out.size();
+      out.resize(at + len);  // (indices after the resize: it may move the ids)
+      std::copy(out.begin() + long(off), out.begin() + long(off + len), out.begin() + long(at));
       continue;
     }
-    size_t before = out.size();
+    const size_t before = out.size();
     encode_word(w, out);
-    seen.emplace(w, std::make_pair(uint32_t(before), uint32_t(out.size() - before)));
+    seen[i] = Seen{h, uint32_t(k), uint32_t(out.size() - before), before};
   }
 }
 
@@ -285,12 +303,46 @@ struct PyLongestMatch {
 struct PyCharBpe {
   std::unique_ptr<CharBpeModel> model;
 
-  PyCharBpe(const std::vector<std::pair<uint32_t, std::string>>& tokens,
-            const std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>& merges, const std::string& end_marker,
-            const std::string& start_marker, bool attached, int64_t unk_id) {
-    CharBpeConfig config{end_marker, start_marker, attached, unk_id};
+  // tokens: a list of (id, text), or the vocabulary {text: id} itself (read natively: the ids were
+  // checked by the Python model). merges: (left, right, merged) ids in rank order, or bytes packing
+  // them as native uint32 triples (text_bpe_merges).
+  PyCharBpe(nb::handle tokens, nb::handle merges, const std::string& end_marker, const std::string& start_marker,
+            bool attached, int64_t unk_id, bool byte_fallback, bool fuse_unk, bool drop_unknown) {
+    std::vector<std::pair<uint32_t, std::string>> toks;
+    if (PyDict_Check(tokens.ptr())) {
+      toks.reserve(size_t(PyDict_GET_SIZE(tokens.ptr())));
+      PyObject *key, *value;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(tokens.ptr(), &pos, &key, &value)) {
+        if (!PyUnicode_Check(key)) throw nb::type_error("vocabulary tokens must be str");
+        const unsigned long id = PyLong_AsUnsignedLong(value);
+        if (PyErr_Occurred() || id > 0xFFFFFFFFul) {
+          PyErr_Clear();
+          throw nb::type_error("vocabulary ids must be ints in [0, 2**32)");
+        }
+        toks.emplace_back(uint32_t(id), std::string());
+        append_utf8(key, toks.back().second);
+      }
+    } else {
+      toks = nb::cast<std::vector<std::pair<uint32_t, std::string>>>(tokens);
+    }
+    std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> rules;
+    if (PyBytes_Check(merges.ptr())) {
+      const size_t size = size_t(PyBytes_GET_SIZE(merges.ptr()));
+      if (size % 12) throw nb::value_error("packed merges: not a whole number of uint32 triples");
+      const char* p = PyBytes_AS_STRING(merges.ptr());
+      rules.reserve(size / 12);
+      for (size_t k = 0; k < size; k += 12) {
+        uint32_t t[3];
+        std::memcpy(t, p + k, 12);
+        rules.emplace_back(t[0], t[1], t[2]);
+      }
+    } else {
+      rules = nb::cast<std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>>(merges);
+    }
+    CharBpeConfig config{end_marker, start_marker, attached, unk_id, byte_fallback, fuse_unk, drop_unknown};
     std::string error;
-    model = CharBpeModel::create(tokens, merges, config, &error);
+    model = CharBpeModel::create(toks, rules, config, &error);
     if (!model) throw nb::value_error(error.c_str());
   }
 
@@ -317,6 +369,44 @@ struct PyCharBpe {
   nb::list encode_texts(nb::list texts, int how, size_t threads) const { return encode_texts_impl(*this, texts, how, threads); }
   nb::list encode_words(nb::handle words) const { return encode_words_impl(*this, words); }
   nb::list encode_batch(nb::list batch, size_t threads) const { return encode_batch_impl(*this, batch, threads); }
+
+  // Whole texts (a pipeline without a pre-tokenizer: Llama-2-style files), each cut before every
+  // "\u2581" (E2 96 81) that follows another character, when the vocabulary allows it
+  // (models/bpe.py BPE._word_starts says why the ids are the same); the words of a text are encoded
+  // once each. Done here on the UTF-8, not with a Python regex: every such word is non-ASCII, and
+  // a str per word asked CPython for its UTF-8 copy.
+  static void cut_before_spaces(std::string_view t, std::vector<std::string_view>& words) {
+    size_t start = 0;
+    for (size_t i = 3; i + 3 <= t.size(); ++i) {
+      if (uint8_t(t[i]) == 0xE2 && uint8_t(t[i + 1]) == 0x96 && uint8_t(t[i + 2]) == 0x81 &&
+          !(uint8_t(t[i - 3]) == 0xE2 && uint8_t(t[i - 2]) == 0x96 && uint8_t(t[i - 1]) == 0x81) && i > start) {
+        words.push_back(t.substr(start, i - start));
+        start = i;
+      }
+    }
+    if (start < t.size()) words.push_back(t.substr(start));
+  }
+  std::string encode_cut_into(std::string_view text, std::vector<uint32_t>& out) const {
+    std::vector<std::string_view> words;
+    cut_before_spaces(text, words);
+    return encode_into(words, out);
+  }
+  nb::list encode_cut(nb::list texts, size_t num_threads) const {
+    std::vector<std::string_view> views = views_of(texts);
+    std::vector<std::vector<uint32_t>> results(views.size());
+    std::vector<std::string> errors(views.size());
+    size_t bytes = 0;
+    for (std::string_view v : views) bytes += v.size();
+    {
+      nb::gil_scoped_release release;
+      batch_parallel_for(views.size(), batch_threads(bytes, num_threads),
+                         [&](size_t i) { errors[i] = encode_cut_into(views[i], results[i]); });
+    }
+    for (const auto& e : errors) finish(e);
+    nb::list out;
+    for (const auto& r : results) out.append(to_list(r));
+    return out;
+  }
 };
 
 nb::tuple py_train_pairs(std::vector<std::string> symbols, std::vector<std::vector<uint32_t>> words,
@@ -394,12 +484,12 @@ void bind_other_models(nb::module_& m) {
       .def("encode", &PyLongestMatch::encode, nb::arg("text"))
       .def("encode_batch", &PyLongestMatch::encode_batch, nb::arg("texts"), nb::arg("num_threads"));
   nb::class_<PyCharBpe>(m, "CharBpe")
-      .def(nb::init<const std::vector<std::pair<uint32_t, std::string>>&,
-                    const std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>&, const std::string&,
-                    const std::string&, bool, int64_t>(),
+      .def(nb::init<nb::handle, nb::handle, const std::string&, const std::string&, bool, int64_t, bool, bool, bool>(),
            nb::arg("tokens"), nb::arg("merges"), nb::arg("end_marker"), nb::arg("start_marker"), nb::arg("attached"),
-           nb::arg("unk_id"))
+           nb::arg("unk_id"), nb::arg("byte_fallback") = false, nb::arg("fuse_unk") = false,
+           nb::arg("drop_unknown") = false)
       .def("encode_words", &PyCharBpe::encode_words, nb::arg("words"))
+      .def("encode_cut", &PyCharBpe::encode_cut, nb::arg("texts"), nb::arg("num_threads"))
       .def("encode_batch", &PyCharBpe::encode_batch, nb::arg("batch"), nb::arg("num_threads"))
       .def("encode_text", &PyCharBpe::encode_text, nb::arg("text"), nb::arg("how"))
       .def("encode_texts", &PyCharBpe::encode_texts, nb::arg("texts"), nb::arg("how"), nb::arg("num_threads"));

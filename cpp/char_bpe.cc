@@ -1,6 +1,7 @@
 #include "char_bpe.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <queue>
 #include <unordered_set>
 
@@ -40,6 +41,17 @@ std::unique_ptr<CharBpeModel> CharBpeModel::create(const std::vector<std::pair<u
     auto [l, rt, mg] = merges[r];
     m->pairs_.insert(l, rt, {uint32_t(r), mg});  // a repeated pair keeps its first (best) rank
   }
+  for (int c = 0; c < 128; ++c) {
+    uint32_t id;
+    const uint8_t ch = uint8_t(c);
+    m->ascii_ids_[c] = m->by_text_.find(&ch, 1, &id) ? int64_t(id) : -1;
+  }
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    uint32_t id;
+    m->byte_ids_[b] = config.byte_fallback && m->by_text_.find(reinterpret_cast<const uint8_t*>(name), 6, &id) ? int64_t(id) : -1;
+  }
   if (!config.attached) {
     uint32_t id;
     if (!config.start_marker.empty()) {
@@ -62,10 +74,11 @@ std::unique_ptr<CharBpeModel> CharBpeModel::create(const std::vector<std::pair<u
 
 bool CharBpeModel::encode_word(const uint8_t* w, size_t n, std::vector<uint32_t>& out, size_t* bad) const {
   if (n == 0) return true;
-  std::vector<uint32_t> symbols;
-  symbols.reserve(n + 2);
+  thread_local std::vector<uint32_t> symbols;  // (one buffer per thread: a word is short, an allocation was not)
+  symbols.clear();
   if (start_id_ >= 0) symbols.push_back(uint32_t(start_id_));
-  std::string buf;
+  thread_local std::string buf;
+  bool unk_pending = false;
   for (size_t i = 0; i < n;) {
     size_t len = std::min(utf8_len(w[i]), n - i);
     bool first = i == 0, last = i + len == n;
@@ -80,16 +93,24 @@ bool CharBpeModel::encode_word(const uint8_t* w, size_t n, std::vector<uint32_t>
       plen = buf.size();
     }
     uint32_t id;
-    if (by_text_.find(p, plen, &id)) {
+    if (plen == 1 && ascii_ids_[p[0] & 0x7F] >= 0 && p[0] < 0x80) {  // (an ASCII character: a table, not a hash)
+      if (unk_pending) symbols.push_back(uint32_t(config_.unk_id)), unk_pending = false;
+      symbols.push_back(uint32_t(ascii_ids_[p[0]]));
+    } else if (by_text_.find(p, plen, &id)) {
+      if (unk_pending) symbols.push_back(uint32_t(config_.unk_id)), unk_pending = false;
       symbols.push_back(id);
+    } else if (config_.byte_fallback && std::all_of(p, p + plen, [&](uint8_t b) { return byte_ids_[b] >= 0; })) {
+      for (size_t k = 0; k < plen; ++k) symbols.push_back(uint32_t(byte_ids_[p[k]]));  // (a pending unknown waits)
     } else if (config_.unk_id >= 0) {
-      symbols.push_back(uint32_t(config_.unk_id));
-    } else {
+      if (unk_pending && !config_.fuse_unk) symbols.push_back(uint32_t(config_.unk_id));
+      unk_pending = true;
+    } else if (!config_.drop_unknown) {
       *bad = i;
       return false;
     }
     i += len;
   }
+  if (unk_pending) symbols.push_back(uint32_t(config_.unk_id));
   if (end_id_ >= 0) symbols.push_back(uint32_t(end_id_));
   merge(symbols);
   out.insert(out.end(), symbols.begin(), symbols.end());
@@ -99,6 +120,23 @@ bool CharBpeModel::encode_word(const uint8_t* w, size_t n, std::vector<uint32_t>
 void CharBpeModel::merge(std::vector<uint32_t>& symbols) const {
   size_t n = symbols.size();
   if (n < 2) return;
+  if (n <= kShortWord) {
+    // A short word (most are): scan the pairs for the lowest rank, leftmost on ties, merge it, again.
+    // The same merges as the heap below, without its allocations (they were most of a word's time).
+    uint32_t* s = symbols.data();
+    while (n > 1) {
+      uint32_t best_rank = UINT32_MAX, merged = 0;
+      size_t at = 0;
+      for (size_t i = 0; i + 1 < n; ++i)
+        if (const auto* m = pairs_.find(s[i], s[i + 1]); m && m->rank < best_rank) best_rank = m->rank, merged = m->merged, at = i;
+      if (best_rank == UINT32_MAX) break;
+      s[at] = merged;
+      std::copy(s + at + 2, s + n, s + at + 1);
+      --n;
+    }
+    symbols.resize(n);
+    return;
+  }
   std::vector<int64_t> prev(n), next(n);
   std::vector<char> alive(n, 1);
   for (size_t i = 0; i < n; ++i) {

@@ -7,8 +7,10 @@
 // symbol of its own that merges like any other.
 //
 // Encoding is Hugging Face's `models.BPE` merge loop exactly: a heap of (rank, position), lowest
-// rank first, leftmost on ties; an initial symbol that is not in the vocabulary becomes the
-// unknown token (one per character, no fusing).
+// rank first, leftmost on ties; an initial symbol that is not in the vocabulary becomes its byte
+// tokens (byte_fallback) or the unknown token (one per character, or one per run with fuse_unk),
+// which, as in Hugging Face's code, is added when the next known character (or the end) comes: after
+// the byte tokens of characters in between.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +28,11 @@ struct CharBpeConfig {
   std::string end_marker;    // "" = none
   std::string start_marker;  // "" = none
   bool attached = true;
-  int64_t unk_id = -1;       // -1: no unknown token (an unknown character is an error)
+  int64_t unk_id = -1;       // -1: no unknown token (an unknown character is an error, or dropped)
+  // Hugging Face's models.BPE options (models/bpe.py runs Llama-2-style tokenizer.json files here):
+  bool byte_fallback = false;  // an unknown character becomes its <0xNN> tokens, if all exist
+  bool fuse_unk = false;       // a run of unknown characters becomes one unknown token
+  bool drop_unknown = false;   // without an unknown token, an unknown character is dropped (not an error)
 };
 
 class CharBpeModel {
@@ -43,10 +49,13 @@ class CharBpeModel {
 
  private:
   void merge(std::vector<uint32_t>& symbols) const;
+  static constexpr size_t kShortWord = 24;  // up to this many symbols: the scan, not the heap
   std::string arena_;
   BytesMap by_text_;
   PairMap pairs_;
   CharBpeConfig config_;
+  int64_t byte_ids_[256];  // byte_fallback: the id of "<0xNN>" per byte, -1 if none
+  int64_t ascii_ids_[128];  // the id of each ASCII character's token, -1 if none
   int64_t start_id_ = -1, end_id_ = -1;  // separate markers
 };
 

@@ -713,7 +713,7 @@ class Tokenizer:
             rows = self._engine_batch(self._engine.encode_batch, texts, num_threads, allowed_special, disallowed_special)
         elif self._native_batch_ok(allowed_special):
             rows = self._model_batch(texts, num_threads)
-        elif self._engine is not None and (self._engine_splits or isinstance(self._matcher, _core_mod.SplitSequence)):
+        elif self._stretches_natively():
             rows = self._stretches_batch(texts, allowed_special, disallowed_special, num_threads)
         else:
             rows = [self._encode_one(t, allowed_special, disallowed_special) for t in texts]
@@ -760,11 +760,20 @@ class Tokenizer:
             rows.append(row)
         return rows
 
+    def _stretches_natively(self) -> bool:
+        """Whether encode_batch may encode the stretches between added tokens in one native batch:
+        the byte-level engine with a native split, or a model without a pre-tokenizer that batches
+        whole texts (Llama-2-style BPE, RWKV's longest match)."""
+        if self._engine is not None:
+            return self._engine_splits or isinstance(self._matcher, _core_mod.SplitSequence)
+        return isinstance(self._pre_tokenizer, _pre.NoPreTokenizer) and hasattr(self._model, "encode_batch_texts") \
+            and getattr(self._model, "_native", None) is not None
+
     def _stretches_batch(self, texts, allowed_special, disallowed_special, num_threads) -> list[list[int]]:
-        """encode_batch of a byte-level pipeline with added tokens (most tokenizer.json files): the
-        added tokens and the normalizer per text here (_parts, as _encode does), then every stretch
-        of text between added tokens through the engine's native batch at once (the split and the
-        byte pairs are most of the work). A plan holds ids, and -1 - k for stretch k."""
+        """encode_batch of a pipeline with added tokens (most tokenizer.json files): the added
+        tokens and the normalizer per text here (_parts, as _encode does), then every stretch of
+        text between added tokens through a native batch at once, on the threads (the split and the
+        model are most of the work). A plan holds ids, and -1 - k for stretch k."""
         plans, stretches = [], []
         for text in texts:
             check_text(text)
@@ -777,7 +786,9 @@ class Tokenizer:
                 else:
                     plan.append(part)
             plans.append(plan)
-        if self._engine_splits:
+        if self._engine is None:  # (a model of whole texts)
+            encoded = self._model.encode_batch_texts(stretches, num_threads)
+        elif self._engine_splits:
             encoded = self._engine.encode_batch(stretches, b"", num_threads, b"")
         else:
             encoded = self._engine.encode_split_batch(stretches, self._matcher, num_threads)

@@ -18,6 +18,7 @@ in a BPE merge... each a ValueError naming its JSON path.
 from __future__ import annotations
 
 import copy
+import itertools
 
 from .. import _core, decoders, normalizers, post_processors, pre_tokenizers
 from ..byte_alphabet import from_chars, missing_bytes
@@ -145,6 +146,9 @@ def _added_tokens(source, tokens) -> list[AddedToken]:
 def _vocab_dict(source, vocab) -> dict[str, int]:
     if not isinstance(vocab, dict):
         fail(source, "model.vocab", "missing or not an object")
+    ids = vocab.values()
+    if set(map(type, ids)) == {int} and min(ids) >= 0 and len(set(ids)) == len(ids):  # (the loop names a problem)
+        return dict(vocab)
     seen: dict[int, str] = {}
     for s, i in vocab.items():
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
@@ -158,6 +162,13 @@ def _vocab_dict(source, vocab) -> dict[str, int]:
 def _merges(source, merges) -> list[tuple[str, str]]:
     if not isinstance(merges, list):
         fail(source, "model.merges", "missing or not a list")
+    # "left right" strings, or [left, right] lists, by whole columns; the loop names a bad one
+    kinds = set(map(type, merges))
+    parts = [m.split(" ") for m in merges] if kinds == {str} else merges if kinds == {list} else None
+    if parts and set(map(len, parts)) == {2}:
+        flat = set(itertools.chain.from_iterable(parts))
+        if set(map(type, flat)) == {str} and "" not in flat:
+            return list(map(tuple, parts))
     out = []
     for n, m in enumerate(merges):
         parts = m.split(" ") if isinstance(m, str) else m if isinstance(m, list) and all(isinstance(x, str) for x in m) else None
@@ -226,11 +237,18 @@ def _bpe(source, node, byte_level: bool, added: set):
     if fast is not None:
         return fast
     vocab = _vocab_dict(source, node.get("vocab"))
+    if not byte_level and not node.get("continuing_subword_prefix") and isinstance(node.get("merges"), list):
+        # plain-text tokens (Llama-2-style files): the rules read natively, every merge's parts and
+        # join looked up at once; anything unusual takes the reading below, which names it
+        packed = _core.text_bpe_merges(node["merges"], vocab)
+        if packed is not None:
+            return _text_bpe(node, vocab, Merges(packed))
     merges = _merges(source, node.get("merges", []))
-    for n, (a, b) in enumerate(merges):
-        for part in (a, b):
-            if part not in vocab:
-                fail(source, f"model.merges[{n}]", f"{part!r} is not in model.vocab")
+    if not vocab.keys() >= {part for pair in merges for part in pair}:
+        for n, (a, b) in enumerate(merges):
+            for part in (a, b):
+                if part not in vocab:
+                    fail(source, f"model.merges[{n}]", f"{part!r} is not in model.vocab")
     dropout = node.get("dropout")
     plain = not (node.get("continuing_subword_prefix") or node.get("end_of_word_suffix") or node.get("byte_fallback")
                  or dropout not in (None, 0, 0.0))
@@ -250,10 +268,14 @@ def _bpe(source, node, byte_level: bool, added: set):
                         return ByteBPE(ranks, pairs, bool(node.get("ignore_merges", False)), decode_only)
                 except KeyError:
                     pass
+    return _text_bpe(node, vocab, merges)
+
+
+def _text_bpe(node, vocab, merges):
     return BPE(vocab, merges, unk_token=node.get("unk_token"), continuing_subword_prefix=node.get("continuing_subword_prefix"),
                end_of_word_suffix=node.get("end_of_word_suffix"), fuse_unk=bool(node.get("fuse_unk", False)),
                byte_fallback=bool(node.get("byte_fallback", False)), ignore_merges=bool(node.get("ignore_merges", False)),
-               dropout=dropout, special_tokens=())
+               dropout=node.get("dropout"), special_tokens=())
 
 
 def _unigram(source, node):

@@ -225,9 +225,8 @@ class BPE(Model):
         native = self._native
         if native is not None and not self.ignore_merges:
             words = words if type(words) is list else list(words)
-            if self._cut_at_spaces:
-                return [i for ids in native.encode_cut(words, 1) for i in ids] if len(words) != 1 else \
-                    native.encode_cut(words, 1)[0]
+            if len(words) == 1 and self._cut_at_spaces:  # (a whole text; pieces a pre-tokenizer made are words)
+                return native.encode_cut(words, 1)[0]
             return native.encode_words(words)
         out: list[int] = []
         for w in words:

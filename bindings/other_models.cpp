@@ -198,6 +198,33 @@ nb::list encode_batch_impl(const M& m, nb::list batch, size_t num_threads) {
   return out;
 }
 
+// (id, UTF-8) of each token of a vocabulary {str: int}, without those in the set `excluded` (may be
+// null), read from the dict itself: no list of pairs made in Python, each str written as UTF-8
+// straight from its characters (not cached inside the str object, as asking CPython for its UTF-8
+// does). The ids were checked by the Python model.
+std::vector<std::pair<uint32_t, std::string>> tokens_of_vocab(PyObject* vocab, PyObject* excluded) {
+  std::vector<std::pair<uint32_t, std::string>> tokens;
+  tokens.reserve(size_t(PyDict_GET_SIZE(vocab)));
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(vocab, &pos, &key, &value)) {
+    if (excluded) {
+      const int skip = PySet_Contains(excluded, key);
+      if (skip < 0) throw nb::python_error();
+      if (skip) continue;
+    }
+    if (!PyUnicode_Check(key)) throw nb::type_error("vocabulary tokens must be str");
+    const unsigned long id = PyLong_AsUnsignedLong(value);
+    if (PyErr_Occurred() || id > 0xFFFFFFFFul) {
+      PyErr_Clear();
+      throw nb::type_error("vocabulary ids must be ints in [0, 2**32)");
+    }
+    tokens.emplace_back(uint32_t(id), std::string());
+    append_utf8(key, tokens.back().second);
+  }
+  return tokens;
+}
+
 struct PyWordPiece {
   std::unique_ptr<WordPieceModel> model;
 
@@ -213,23 +240,7 @@ struct PyWordPiece {
   // each str is written as UTF-8 straight from its characters (not cached inside the str object,
   // as asking CPython for its UTF-8 does). The ids were checked by the Python model.
   PyWordPiece(nb::dict vocab, nb::set excluded, const std::string& prefix, uint32_t unk_id, size_t max_chars) {
-    std::vector<std::pair<uint32_t, std::string>> tokens;
-    tokens.reserve(size_t(PyDict_GET_SIZE(vocab.ptr())));
-    PyObject *key, *value;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(vocab.ptr(), &pos, &key, &value)) {
-      const int skip = PySet_Contains(excluded.ptr(), key);
-      if (skip < 0) throw nb::python_error();
-      if (skip) continue;
-      if (!PyUnicode_Check(key)) throw nb::type_error("vocabulary tokens must be str");
-      const unsigned long id = PyLong_AsUnsignedLong(value);
-      if (PyErr_Occurred() || id > 0xFFFFFFFFul) {
-        PyErr_Clear();
-        throw nb::type_error("vocabulary ids must be ints in [0, 2**32)");
-      }
-      tokens.emplace_back(uint32_t(id), std::string());
-      append_utf8(key, tokens.back().second);
-    }
+    std::vector<std::pair<uint32_t, std::string>> tokens = tokens_of_vocab(vocab.ptr(), excluded.ptr());
     std::string error;
     model = WordPieceModel::create(tokens, prefix, unk_id, max_chars, &error);
     if (!model) throw nb::value_error(error.c_str());
@@ -308,24 +319,9 @@ struct PyCharBpe {
   // them as native uint32 triples (text_bpe_merges).
   PyCharBpe(nb::handle tokens, nb::handle merges, const std::string& end_marker, const std::string& start_marker,
             bool attached, int64_t unk_id, bool byte_fallback, bool fuse_unk, bool drop_unknown) {
-    std::vector<std::pair<uint32_t, std::string>> toks;
-    if (PyDict_Check(tokens.ptr())) {
-      toks.reserve(size_t(PyDict_GET_SIZE(tokens.ptr())));
-      PyObject *key, *value;
-      Py_ssize_t pos = 0;
-      while (PyDict_Next(tokens.ptr(), &pos, &key, &value)) {
-        if (!PyUnicode_Check(key)) throw nb::type_error("vocabulary tokens must be str");
-        const unsigned long id = PyLong_AsUnsignedLong(value);
-        if (PyErr_Occurred() || id > 0xFFFFFFFFul) {
-          PyErr_Clear();
-          throw nb::type_error("vocabulary ids must be ints in [0, 2**32)");
-        }
-        toks.emplace_back(uint32_t(id), std::string());
-        append_utf8(key, toks.back().second);
-      }
-    } else {
-      toks = nb::cast<std::vector<std::pair<uint32_t, std::string>>>(tokens);
-    }
+    std::vector<std::pair<uint32_t, std::string>> toks =
+        PyDict_Check(tokens.ptr()) ? tokens_of_vocab(tokens.ptr(), nullptr)
+                                   : nb::cast<std::vector<std::pair<uint32_t, std::string>>>(tokens);
     std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> rules;
     if (PyBytes_Check(merges.ptr())) {
       const size_t size = size_t(PyBytes_GET_SIZE(merges.ptr()));

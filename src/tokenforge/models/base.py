@@ -10,6 +10,18 @@ from .. import _core
 from ..stage import UnknownTokenError
 
 
+def tokens_of(id_to_token, ids) -> list[str]:
+    """The token of each id (id_to_token(i), None for an unknown id); UnknownTokenError names the
+    first id that is not an int of the vocabulary."""
+    out = []
+    for i in ids:
+        t = id_to_token(i) if isinstance(i, int) and not isinstance(i, bool) else None
+        if t is None:
+            raise UnknownTokenError(f"invalid token id {i!r} (not in the vocabulary)")
+        out.append(t)
+    return out
+
+
 class Model:
     """A vocabulary (token text <-> id) and a rule that turns a word into ids.
 
@@ -49,13 +61,7 @@ class Model:
         return len(self.vocab)
 
     def tokens_of(self, ids) -> list[str]:
-        out = []
-        for i in ids:
-            t = self._by_id.get(i) if isinstance(i, int) and not isinstance(i, bool) else None
-            if t is None:
-                raise UnknownTokenError(f"invalid token id {i!r} (not in the vocabulary)")
-            out.append(t)
-        return out
+        return tokens_of(self._by_id.get, ids)
 
     def encode_pieces(self, pieces: list[str]) -> list[int]:
         """The model stage: ids of pieces (what the pre-tokenizer gives)."""

@@ -25,7 +25,7 @@ from typing import Mapping, Sequence
 
 from .. import _core
 from ..byte_alphabet import NOT_IN_UTF8, from_chars, missing_bytes, to_chars
-from ..stage import UnknownTokenError
+from .base import tokens_of
 
 
 def native_encoder(tokens, merge_rules, whole_piece_lookup: bool, pat_str: str | None, specials, absent=b"",
@@ -309,13 +309,7 @@ class ByteBPE:
         return self._by_id.get(i)
 
     def tokens_of(self, ids) -> list[str]:
-        out = []
-        for i in ids:
-            t = self.id_to_token(i) if isinstance(i, int) and not isinstance(i, bool) else None
-            if t is None:
-                raise UnknownTokenError(f"invalid token id {i!r} (not in the vocabulary)")
-            out.append(t)
-        return out
+        return tokens_of(self.id_to_token, ids)
 
     @property
     def merges(self) -> list[tuple[bytes, bytes]]:

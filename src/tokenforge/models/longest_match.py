@@ -22,7 +22,7 @@ from typing import Mapping
 
 from .. import _core
 from ..byte_alphabet import from_chars, to_chars
-from ..stage import UnknownTokenError
+from .base import tokens_of
 
 
 class LongestMatch:
@@ -99,13 +99,7 @@ class LongestMatch:
         return self._by_id.get(i)
 
     def tokens_of(self, ids) -> list[str]:
-        out = []
-        for i in ids:
-            t = self.id_to_token(i) if isinstance(i, int) and not isinstance(i, bool) else None
-            if t is None:
-                raise UnknownTokenError(f"invalid token id {i!r} (not in the vocabulary)")
-            out.append(t)
-        return out
+        return tokens_of(self.id_to_token, ids)
 
     def default_decoder(self):
         from ..decoders import ByteLevel

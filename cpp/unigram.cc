@@ -376,10 +376,16 @@ std::unique_ptr<Model> Model::create(std::shared_ptr<const std::vector<Piece>> s
   }
   static std::atomic<uint64_t> serials{0};
   m->serial_ = ++serials;
+  // BPE: a text may be cut before each `▁` that follows another character when no piece holds a
+  // `▁` after another character (runs of `▁`, Mistral's `▁▁` ... pieces, are fine: no cut falls
+  // inside a run): no merge can make a symbol across such a place, and each side merges as if
+  // alone.
   m->words_independent_ = algorithm == Algorithm::kBpe && normalizer.escape_whitespaces;
-  for (const Piece& p : pieces)
-    if ((p.type == kNormal || p.type == kUserDefined) && p.bytes.find(kSpace, 1) != std::string::npos)
-      m->words_independent_ = false;
+  for (const Piece& p : pieces) {
+    if (p.type != kNormal && p.type != kUserDefined) continue;
+    for (size_t at = p.bytes.find(kSpace, 1); at != std::string::npos; at = p.bytes.find(kSpace, at + 1))
+      if (at < 3 || p.bytes.compare(at - 3, 3, kSpace) != 0) m->words_independent_ = false;
+  }
   if (byte_fallback)
     for (int b = 0; b < 256; ++b)
       if (m->byte_ids_[b] < 0) return *error = "byte fallback without a piece for every byte", nullptr;
@@ -550,7 +556,9 @@ void Model::bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const {
   size_t start = 0;
   while (start < n) {
     size_t end = start + 1;
-    while (end < n && !(end + 3 <= n && std::memcmp(s + end, kSpace, 3) == 0)) ++end;
+    while (end < n && !(end + 3 <= n && std::memcmp(s + end, kSpace, 3) == 0 &&
+                        !(end >= start + 3 && std::memcmp(s + end - 3, kSpace, 3) == 0)))
+      ++end;
     std::string key(reinterpret_cast<const char*>(s + start), end - start);
     auto it = cache.words.find(key);
     if (it == cache.words.end()) {

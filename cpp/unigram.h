@@ -238,8 +238,9 @@ class Model {
   std::vector<float> bpe_scores_;                // BPE: their scores by id, as the trie would hold them
   int32_t unk_id_ = -1;
   bool byte_fallback_ = false;
-  // BPE: true when no piece has a `▁` after its first character; then no merge crosses the start
-  // of a `▁`-word, each word is merged on its own, and repeated words come from a cache
+  // BPE: true when no piece has a `▁` after a character other than `▁`; then no merge crosses the
+  // start of a `▁`-word (a `▁` after another character), each word is merged on its own, and
+  // repeated words come from a cache
   bool words_independent_ = false;
   bool has_user_ = false;  // user-defined pieces: whole symbols in BPE (user_), bonus scores in unigram
   PieceTrie user_;

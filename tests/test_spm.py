@@ -422,3 +422,31 @@ def test_bpe_word_cache_and_cross_word_pieces(training_text):
     for text in ["a b", "aa bb a b", " a  b a"]:
         assert tok.encode(text) == _reference_ids(tok, text)
     assert "a\u2581b" in tok.encode_as_pieces("a b")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list("ab▁ \n\tx.é") + ["    ", "def", "▁▁"]), max_size=40).map("".join))
+def test_bpe_words_cut_between_runs_of_spaces_equal_sentencepiece(text):
+    # Mistral's v1 vocabulary has pieces of several "▁" (runs of spaces) but none with a "▁" after
+    # another character: texts are cut before each "▁" that follows another character and their
+    # words cached (cpp/unigram.h words_independent_); runs of spaces must come out as sentencepiece's.
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    from fetch_real_tokenizers import cache_dir
+
+    path = cache_dir() / "mistral-common" / "tokenizer.model.v1"
+    if not path.is_file():
+        pytest.skip(f"not downloaded: {path}")
+    tok, reference = _mistral_v1(path)
+    assert tok.encode(text, add_special_tokens=False) == reference.encode(text)
+
+
+_MISTRAL: dict = {}
+
+
+def _mistral_v1(path):
+    if "v1" not in _MISTRAL:
+        _MISTRAL["v1"] = tokenforge.load(path), spm.SentencePieceProcessor(model_file=str(path))
+    return _MISTRAL["v1"]

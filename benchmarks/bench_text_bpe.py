@@ -10,7 +10,9 @@ one (tools/llama2_style_json.py; the model is cached by tools/fetch_real_tokeniz
 bench_encode.py's real corpora (English prose, multilingual manual pages, Python source) in
 documents of about --doc characters, --mb of each, one call per document, one thread, MB/s of
 UTF-8, best of --repeat (neither library keeps whole texts between calls); then the corpus as one
-batch on --threads threads (tokenizers: RAYON_NUM_THREADS). Ids checked equal. Not collected by
+batch on --threads threads (tokenizers: RAYON_NUM_THREADS). Ids checked equal. Then the same
+vocabulary as the sentencepiece model itself (`tokenforge.load(tokenizer.model.v1)` against the
+sentencepiece package: one call per document, and the batch with num_threads). Not collected by
 pytest.
 """
 
@@ -62,6 +64,21 @@ def main() -> None:
         theirs_batch = best(lambda: hf.encode_batch(docs, add_special_tokens=False), args.repeat)
         same = [tok.encode(d, add_special_tokens=False) for d in docs] == \
             [e.ids for e in hf.encode_batch(docs, add_special_tokens=False)]
+        print(f"{corpus:<13} one thread {size / ours / 1e6:6.1f} vs {size / theirs / 1e6:6.1f} x{theirs / ours:5.2f}   "
+              f"batch {size / ours_batch / 1e6:6.1f} vs {size / theirs_batch / 1e6:6.1f} x{theirs_batch / ours_batch:5.2f}"
+              f"{'' if same else '   IDS DIFFER'}")
+    import sentencepiece
+
+    sp_tok, sp = tokenforge.load(model), sentencepiece.SentencePieceProcessor(model_file=str(model))
+    print("the same vocabulary as a sentencepiece .model: tokenforge against sentencepiece")
+    for corpus in ("english", "multilingual", "code"):
+        docs = documents(texts[corpus], args.doc, int(args.mb * 1_000_000))
+        size = sum(len(d.encode("utf-8")) for d in docs)
+        ours = best(lambda: [sp_tok.encode(d, add_special_tokens=False) for d in docs], args.repeat)
+        theirs = best(lambda: [sp.encode(d) for d in docs], args.repeat)
+        ours_batch = best(lambda: sp_tok.encode_batch(docs, add_special_tokens=False, num_threads=args.threads), args.repeat)
+        theirs_batch = best(lambda: sp.encode(docs, num_threads=args.threads), args.repeat)
+        same = [sp_tok.encode(d, add_special_tokens=False) for d in docs] == sp.encode(docs)
         print(f"{corpus:<13} one thread {size / ours / 1e6:6.1f} vs {size / theirs / 1e6:6.1f} x{theirs / ours:5.2f}   "
               f"batch {size / ours_batch / 1e6:6.1f} vs {size / theirs_batch / 1e6:6.1f} x{theirs_batch / ours_batch:5.2f}"
               f"{'' if same else '   IDS DIFFER'}")

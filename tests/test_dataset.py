@@ -381,6 +381,19 @@ def test_other_tokenizer_families_encode_whole_documents(tmp_path, corpus_texts,
     assert dataset.read_ids(tmp_path / "wp.bin").tolist() == expected
 
 
+def test_added_tokens_matched_in_ordinary_text_are_kept(tmp_path, files):
+    # Added tokens that are not special (MPT's runs of spaces) are matched in any text, so the
+    # dataset's native path (which cuts and encodes without added tokens) must not take such a
+    # tokenizer: the ids are encode_ordinary's.
+    paths, texts = files
+    gpt2 = tokenforge.get_encoding("gpt2")
+    tok = tokenforge.Tokenizer(pattern="gpt2", mergeable_ranks=gpt2._mergeable_ranks, special_tokens={"<|endoftext|>": 50256},
+                               added_tokens=[tokenforge.AddedToken("    ", 50257, special=False)])
+    assert tok.encode_ordinary("a    b") == [64, 50257, 65] and tok._native_pattern == -1
+    dataset.encode_files(tok, paths, tmp_path / "out.bin", num_threads=2)
+    assert dataset.read_ids(tmp_path / "out.bin").tolist() == expected_ids(tok, texts, 50256)
+
+
 # --------------------------------------------------------------------------------------------------
 # Shards, resume, validation split
 

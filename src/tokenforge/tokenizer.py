@@ -384,8 +384,9 @@ class Tokenizer:
     @property
     def _native_pattern(self) -> int:
         # The safe cuts of streaming, training and sharding (cpp/pretokenize.h) are proven for the
-        # hand-written scanners only: 0 GPT-2, 1 cl100k, 2 o200k, else -1.
-        if not self._fast or self._pattern is None:
+        # hand-written scanners only: 0 GPT-2, 1 cl100k, 2 o200k, else -1. Not with added tokens
+        # matched in ordinary text (MPT's runs of spaces): those paths cut and encode without them.
+        if not self._fast or self._pattern is None or len(self._matched_as_written) > len(self._specials):
             return -1
         try:
             scanner = _core_mod.Pattern(self._pattern).scanner

@@ -394,3 +394,19 @@ def test_encoding_constructor_validation():
         Tokenizer.from_ranks({bytes([i]): i for i in range(256) if i != 7}, pattern="gpt2")
     with pytest.raises(ValueError, match="not in the vocabulary"):
         Tokenizer.from_vocab_merges({i: bytes([i]) for i in range(256)}, [(b"a", b"zz")])
+
+
+def test_streaming_never_cuts_inside_an_added_token(monkeypatch):
+    # encode_iterable cuts its buffer at safe places; an added token matched in any text (MPT's runs
+    # of spaces are not special) must not be cut in two there.
+    import tokenforge.tokenizer
+
+    monkeypatch.setattr(tokenforge.tokenizer, "STREAM_BUFFER", 50)  # (a cut every few lines)
+    gpt2 = tokenforge.get_encoding("gpt2")
+    tok = tokenforge.Tokenizer(pattern="gpt2", mergeable_ranks=gpt2._mergeable_ranks, special_tokens={"<|endoftext|>": 50256},
+                               added_tokens=[tokenforge.AddedToken("    ", 50257, special=False),
+                                             tokenforge.AddedToken("return x", 50258, special=False)])
+    text = "".join(f"def f{k}(x):\n    return x  +  {k}\n" + " " * (k % 9) + "\n" for k in range(300))
+    assert 50258 in tok.encode(text)
+    chunks = [text[i:i + 7] for i in range(0, len(text), 7)]
+    assert list(tok.encode_iterable(chunks)) == tok.encode(text)

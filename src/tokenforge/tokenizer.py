@@ -965,7 +965,7 @@ class Tokenizer:
             if size < next_check:
                 continue
             buffer = "".join(parts)
-            cut = safe_cut(buffer, self._specials)
+            cut = safe_cut(buffer, [t.content for t in self._added])  # (no cut inside any added token)
             if cut > 0:
                 yield from self.encode(buffer[:cut], **kw)
                 buffer = buffer[cut:]

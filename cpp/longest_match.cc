@@ -27,8 +27,10 @@ std::unique_ptr<LongestMatchModel> LongestMatchModel::create(
   m->two_.assign(65536, 0);
   size_t shorts = 0, longs = 0;
   for (const auto& [id, t] : tokens) {
-    if (t.empty() || id >= kLonger) {
-      *error = "token " + std::to_string(id) + (t.empty() ? " is empty" : ": ids must be below 2**31");
+    if (t.empty() || id >= kLonger || t.size() > kMaxLength) {
+      *error = "token " + std::to_string(id) + (t.empty() ? " is empty"
+                                                : id >= kLonger ? ": ids must be below 2**31"
+                                                                : ": longer than " + std::to_string(kMaxLength) + " bytes");
       return nullptr;
     }
     m->max_length_ = std::max(m->max_length_, t.size());
@@ -40,8 +42,11 @@ std::unique_ptr<LongestMatchModel> LongestMatchModel::create(
   // Every prefix gets the "longer" flag; each whole token its id. A prefix shared by many tokens is
   // added once per token (the same key: found, flags merged).
   for (const auto& [id, t] : tokens) {
-    for (size_t n = 1; n < t.size(); ++n) m->add(t, n, kLonger);
-    m->add(t, t.size(), id + 1);
+    // a long token's bytes once in the arena: its prefixes past 8 bytes point at them
+    const uint32_t at = uint32_t(m->arena_.size());
+    if (t.size() > 8) m->arena_ += t;
+    for (size_t n = 1; n < t.size(); ++n) m->add(t, n, kLonger, at);
+    m->add(t, t.size(), id + 1, at);
   }
   m->compact();
   for (const auto& [id, t] : tokens)  // (two tokens of the same bytes would have merged their ids)
@@ -57,7 +62,7 @@ std::unique_ptr<LongestMatchModel> LongestMatchModel::create(
   return m;
 }
 
-void LongestMatchModel::add(const std::string& token, size_t length, uint32_t entry) {
+void LongestMatchModel::add(const std::string& token, size_t length, uint32_t entry, uint32_t at) {
   const uint8_t* s = reinterpret_cast<const uint8_t*>(token.data());
   if (length == 1) {
     one_[s[0]] |= entry;
@@ -87,8 +92,7 @@ void LongestMatchModel::add(const std::string& token, size_t length, uint32_t en
   for (size_t i = h & mask;; i = (i + 1) & mask) {
     Long& e = long_[i];
     if (e.length == 0) {
-      e = Long{h, entry, uint32_t(length), uint32_t(arena_.size())};
-      arena_.append(token, 0, length);
+      e = Long{h, entry, uint32_t(length), at};
       return;
     }
     if (e.hash == h && e.length == length && std::memcmp(arena_.data() + e.at, s, length) == 0) {

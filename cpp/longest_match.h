@@ -20,8 +20,10 @@ namespace tokenforge {
 
 class LongestMatchModel {
  public:
-  // tokens: (id, bytes), ids below 2^31, bytes non-empty and distinct, every single byte among them.
-  // Returns nullptr and sets *error otherwise.
+  // tokens: (id, bytes), ids below 2^31, bytes non-empty, distinct and at most kMaxLength long (a
+  // token costs a table entry per byte: a hostile file must not make one of megabytes), every single
+  // byte among them. Returns nullptr and sets *error otherwise.
+  static constexpr size_t kMaxLength = 1 << 16;
   static std::unique_ptr<LongestMatchModel> create(const std::vector<std::pair<uint32_t, std::string>>& tokens,
                                                    std::string* error);
 
@@ -45,14 +47,14 @@ class LongestMatchModel {
   };
   uint32_t find(const uint8_t* s, size_t length) const;  // a prefix's entry (0: not a prefix)
   uint32_t find_long(const uint8_t* s, size_t length) const;
-  void add(const std::string& token, size_t length, uint32_t entry);
+  void add(const std::string& token, size_t length, uint32_t entry, uint32_t at);
   void compact();
 
   uint32_t one_[256] = {};
   std::vector<uint32_t> two_;  // 65,536 entries, by the first byte + 256 * the second
   std::vector<Short> short_;
   std::vector<Long> long_;
-  std::string arena_;  // the bytes of the tokens with a prefix longer than 8 bytes
+  std::string arena_;  // the bytes of the tokens longer than 8 bytes, each once
   size_t max_length_ = 0;
 };
 

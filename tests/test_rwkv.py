@@ -152,6 +152,9 @@ def test_a_gguf_file_of_the_vocabulary(real, tmp_path):
     ("1 'a'+'\\x62' 2", "is not a str or bytes literal"),
     ("1 b'\\xzz' 1", "is not a str or bytes literal"),
     ("1 'a' 1", "byte 0 (0x00) is not a token"),
+    ("1 'a' 1\n2 'b' 99999999999", "line 2: expected '<id> <Python str or bytes literal> <length>'"),
+    ("1 'a' 1\n" + "9" * 5000 + " 'b' 1", "line 2: expected"),  # (int() of 5,000 digits would raise its own error)
+    ("1 'a' 1\n2 '" + "x" * 70_000 + "' 70000", "longer than 65536 bytes"),  # (a table entry per byte)
 ])
 def test_broken_files_are_clear_errors(tmp_path, line, words):
     path = tmp_path / "vocab.txt"

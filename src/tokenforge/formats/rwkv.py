@@ -19,14 +19,14 @@ from pathlib import Path
 from ..outputs import write_atomic
 from ._common import fail
 
-_LINE = re.compile(r"""\d+ (b?)(['"]).*\2 \d+\r?""")
+_LINE = re.compile(r"""\d{1,10} (b?)(['"]).*\2 \d{1,10}\r?""")
 
 
 def looks_like(first_line: str) -> bool:
     return _LINE.fullmatch(first_line) is not None
 
 
-_ROW = re.compile(r"""^(\d+) ((b?)(['"]).*\4) (\d+)\r?$""", re.MULTILINE)
+_ROW = re.compile(r"""^(\d{1,10}) ((b?)(['"]).*\4) (\d{1,10})\r?$""", re.MULTILINE)  # (ids and lengths < 10^10)
 
 
 def parse(data: bytes, source) -> dict[bytes, int]:

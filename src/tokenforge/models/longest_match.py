@@ -25,6 +25,9 @@ from ..byte_alphabet import from_chars, to_chars
 from .base import tokens_of
 
 
+MAX_TOKEN_BYTES = 1 << 16  # (cpp/longest_match.h kMaxLength)
+
+
 class LongestMatch:
     kind = "longest_match"
 
@@ -44,6 +47,9 @@ class LongestMatch:
                     raise ValueError(f"tokens {by_id[i]!r} and {b!r} have the same id {i}")
                 by_id[i] = bytes(b)
             tokens = {b: i for i, b in by_id.items()}
+        longest = max(map(len, tokens), default=0)
+        if longest > MAX_TOKEN_BYTES:  # (each byte of a token is a table entry: a hostile file's megabyte token)
+            raise ValueError(f"a token of {longest} bytes: longer than {MAX_TOKEN_BYTES} bytes")
         missing = [b for b in range(256) if bytes((b,)) not in tokens]
         if missing:
             raise ValueError(f"byte {missing[0]} (0x{missing[0]:02X}) is not a token; greedy longest match needs "

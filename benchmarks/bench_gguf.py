@@ -11,8 +11,10 @@ tokenforge's figures and gguf-py's reading time are printed. Loading: best of --
 alternating. Encoding: the real corpora of bench_encode.py (English prose, multilingual manual pages,
 Python source) cut into documents of about --doc characters at line ends, --mb of each, one call per
 document, one thread, MB/s of UTF-8, best of --repeat; ids are checked equal (the files where
-llama.cpp's pre-processing differs from the model's tokenizer.json are marked). Not collected by
-pytest.
+llama.cpp's pre-processing differs from the model's tokenizer.json are marked). The sentencepiece
+BPE files (llama-spm, phi-3) keep a per-thread cache of words across calls, which repeats of the
+same documents flatter: `--repeat 1 --files llama-spm phi-3` for their fresh figures. Not collected
+by pytest.
 """
 
 from __future__ import annotations

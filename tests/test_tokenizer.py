@@ -410,3 +410,20 @@ def test_streaming_never_cuts_inside_an_added_token(monkeypatch):
     assert 50258 in tok.encode(text)
     chunks = [text[i:i + 7] for i in range(0, len(text), 7)]
     assert list(tok.encode_iterable(chunks)) == tok.encode(text)
+
+
+def test_added_tokens_before_a_special_one_do_not_shift_the_special_masks():
+    # The engine's token list puts the special tokens first, in the policy's order: with a plain
+    # added token listed before a special one, disallowing the special token must not disallow the
+    # plain one (the masks index the engine's list), and allowing it must match it.
+    gpt2 = tokenforge.get_encoding("gpt2")
+    tok = tokenforge.Tokenizer(pattern="gpt2", mergeable_ranks=gpt2._mergeable_ranks,
+                               added_tokens=[tokenforge.AddedToken("xq", 50257, special=False),
+                                             tokenforge.AddedToken("<|endoftext|>", 50256)])
+    assert tok.encode("a xq") == [64, 220, 50257]
+    with pytest.raises(ValueError, match="disallowed special token '<\\|endoftext\\|>'"):
+        tok.encode("a xq<|endoftext|>")
+    assert tok.encode("a xq<|endoftext|>", allowed_special="all") == [64, 220, 50257, 50256]
+    assert tok.encode_ordinary("xq<|endoftext|>")[:1] == [50257] and 50256 not in tok.encode_ordinary("<|endoftext|>")
+    assert tok.encode_batch(["a xq", "xq<|endoftext|>"], allowed_special="all", num_threads=2) == \
+        [[64, 220, 50257], [50257, 50256]]

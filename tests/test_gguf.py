@@ -447,3 +447,16 @@ def test_bytes_flipped_anywhere_load_or_raise_value_error(tmp_path):
         tok.encode("abc abd x", add_special_tokens=False)
 
     check()
+
+
+@pytest.mark.parametrize("name", ["mpt", "command-r", "qwen2", "starcoder", "falcon", "llama-bpe", "deepseek-llm"])
+def test_saved_as_tokenizer_json_tokenizers_gives_the_same_ids(tmp_path, name):
+    # Byte-level GGUF files written as tokenizer.json (their pattern as a Split, non-special added
+    # tokens and decode-only tokens kept) and read by Hugging Face's tokenizers: tokenforge's ids.
+    hf = pytest.importorskip("tokenizers")
+    tok = tokenforge.load(_file(name))
+    tok.save(tmp_path / "tokenizer.json", format="huggingface")
+    reference = hf.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    docs = _multilingual_documents()[:60] + [text for text, _ in _llama_cpp_cases(_file(name))]
+    for doc in docs:
+        assert reference.encode(doc, add_special_tokens=False).ids == tok.encode(doc, add_special_tokens=False), doc[:80]

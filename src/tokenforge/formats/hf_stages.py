@@ -372,6 +372,19 @@ def _model_json(model) -> dict:
     raise ValueError(f"cannot write tokenizer.json: tokenizers has no {getattr(model, 'kind', type(model).__name__)!r} model")
 
 
+def _regex_as_split(d):
+    """tokenforge's Regex stage (a byte-level file read with its pattern: GGUF files, tokenizer.json
+    files with added tokens that are not special) as the tokenizers Split that has its pieces."""
+    from ..patterns import resolve
+    from .huggingface import split_json
+
+    if isinstance(d, dict) and d.get("type") == "Regex":
+        return split_json(resolve(d["pattern"]))
+    if isinstance(d, dict) and d.get("type") == "Sequence":
+        return {**d, "pretokenizers": [_regex_as_split(x) for x in d.get("pretokenizers", [])]}
+    return d
+
+
 def to_json(tok) -> dict:
     """The tokenizer.json object of a Tokenizer made of tokenizers' components."""
     if tok._default_allowed != "all":
@@ -388,6 +401,7 @@ def to_json(tok) -> dict:
         "decoder": None if tok.decoder is None else tok.decoder.to_dict(),
         "model": _model_json(tok.model),
     }
+    obj["pre_tokenizer"] = _regex_as_split(obj["pre_tokenizer"])
     for key in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
         _check_json_stage(obj[key], key)
     # tokenizers keeps an added token's id only if the token is in model.vocab: put them there

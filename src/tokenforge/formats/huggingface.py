@@ -433,13 +433,8 @@ def to_json(tok) -> dict:
     if pattern in (patterns.GPT2, patterns.GPT2_ORIGINAL):
         pre = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
     else:
-        inner = _unisolated(pattern)
-        if inner is not None or pattern in _TOTAL:
-            split = {"pattern": {"Regex": _to_hf(inner or pattern)}, "behavior": "Isolated", "invert": False}
-        else:  # only the matches are pieces, as tiktoken does
-            split = {"pattern": {"Regex": _to_hf(pattern)}, "behavior": "Removed", "invert": True}
         pre = {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", **split},
+            split_json(pattern),
             {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
         ]}
     return {
@@ -482,6 +477,15 @@ def all_pair_merges(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
             if a in ranks and b in ranks:
                 merges.append((a, b))
     return merges
+
+
+def split_json(pattern: str) -> dict:
+    """The tokenizers Split whose pieces are a split pattern's matches (tokenforge's rule, tiktoken's)."""
+    inner = _unisolated(pattern)
+    if inner is not None or pattern in _TOTAL:
+        return {"type": "Split", "pattern": {"Regex": _to_hf(inner or pattern)}, "behavior": "Isolated", "invert": False}
+    # only the matches are pieces, as tiktoken does
+    return {"type": "Split", "pattern": {"Regex": _to_hf(pattern)}, "behavior": "Removed", "invert": True}
 
 
 def _to_hf(pattern: str) -> str:

@@ -88,7 +88,7 @@ def _load(path, obj, **overrides):
         return _load_unigram(source, obj, ignore)
 
     from .. import pipeline
-    from ..models import CharBPE, WordLevel, WordPiece
+    from ..models import WordLevel, WordPiece
 
     vocab = _vocab(source, model.get("vocab"))
     added = _added_tokens(source, obj.get("added_tokens") or [], vocab)

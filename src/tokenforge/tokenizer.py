@@ -265,7 +265,8 @@ class Tokenizer:
         always = [t for t in self._added if not t.special and t.as_written]
         self._policy = SpecialPolicy(self._specials, len(always))
         self._ordinary_mask = self._policy.masks(frozenset(), ())[0]
-        self._matched_as_written = [*self._specials, *(t.content for t in always)]
+        self._always_matched = [t.content for t in always]
+        self._kept_whole = [*self._specials, *self._always_matched]  # (the engine's tokens a batch never cuts)
         self._default_masks: tuple[bytes, bytes] | None = None  # (made by the first _encode_checked)
         first_chars = {t[0] for t in self._specials}  # ("<" alone for every tiktoken encoding)
         self._special_first_chars = tuple(first_chars) if len(first_chars) <= 4 else None
@@ -299,9 +300,6 @@ class Tokenizer:
         # special tokens only, no normalizer.
         self._fast = self._engine is not None and self._engine_splits and self._normalizer is None \
             and self._droppable is None and all(t.as_written for t in self._added)
-        # Text without special tokens (encode_ordinary, count_tokens): the engine with the
-        # always-matched tokens only (_ordinary_mask).
-        self._ordinary_fast = self._fast
         self._fused_words = getattr(pre, "native", None) is not None and hasattr(model, "encode_text") and \
             hasattr(model, "_native") and not isinstance(model, (ByteBPE, SentencePiece))
         self._refresh_direct()
@@ -386,7 +384,7 @@ class Tokenizer:
         # The safe cuts of streaming, training and sharding (cpp/pretokenize.h) are proven for the
         # hand-written scanners only: 0 GPT-2, 1 cl100k, 2 o200k, else -1. Not with added tokens
         # matched in ordinary text (MPT's runs of spaces): those paths cut and encode without them.
-        if not self._fast or self._pattern is None or len(self._matched_as_written) > len(self._specials):
+        if not self._fast or self._pattern is None or self._always_matched:
             return -1
         try:
             scanner = _core_mod.Pattern(self._pattern).scanner
@@ -429,7 +427,8 @@ class Tokenizer:
         [15339, 1917]
         """
         check_text(text)
-        if self._ordinary_fast:  # (_engine_call's retry written out: one Python call less per text)
+        # Text without special tokens: the engine with the always-matched tokens only (_ordinary_mask).
+        if self._fast:  # (_engine_call's retry written out: one Python call less per text)
             try:
                 return self._engine.encode(text, self._ordinary_mask)
             except UnicodeEncodeError:
@@ -731,9 +730,9 @@ class Tokenizer:
 
         try:
             try:
-                return self._in_parts(run, texts, num_threads, self._matched_as_written)
+                return self._in_parts(run, texts, num_threads, self._kept_whole)
             except UnicodeEncodeError:
-                return self._in_parts(run, [replace_surrogates(t) for t in texts], num_threads, self._matched_as_written)
+                return self._in_parts(run, [replace_surrogates(t) for t in texts], num_threads, self._kept_whole)
         except _core_mod.DisallowedSpecial as e:
             raise self._policy.error_for(e) from None
 
@@ -880,21 +879,20 @@ class Tokenizer:
         texts = _check_batch(text)
         if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
             raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
-        if self._ordinary_fast:
+        if self._fast:
             def run(texts):
                 return self._engine.encode_batch(texts, self._ordinary_mask, num_threads)
 
-            matched = self._matched_as_written[len(self._specials):]
             try:
-                return self._in_parts(run, texts, num_threads, matched)
+                return self._in_parts(run, texts, num_threads, self._always_matched)
             except UnicodeEncodeError:
-                return self._in_parts(run, [replace_surrogates(t) for t in texts], num_threads, matched)
+                return self._in_parts(run, [replace_surrogates(t) for t in texts], num_threads, self._always_matched)
         return [self.encode_ordinary(t) for t in texts]
 
     def count_tokens(self, text: str) -> int:
         """len(encode_ordinary(text)), without building the list of ids where it can."""
         check_text(text)
-        if self._ordinary_fast:
+        if self._fast:
             return self._engine_call(self._engine.count, text, self._ordinary_mask)
         return len(self.encode_ordinary(text))
 

@@ -33,6 +33,12 @@ from .base import Model
 from .byte_bpe import Merges
 
 
+def _rank_table(lefts, rights, merged) -> dict[tuple[int, int], tuple[int, int]]:
+    """{(left id, right id): (rank, merged id)} of rules in rank order, by whole columns; a pair
+    listed twice keeps its first rank (inserted last, it wins)."""
+    return dict(zip(reversed(list(zip(lefts, rights))), reversed(list(zip(range(len(merged)), merged)))))
+
+
 class BPE(Model):
     kind = "bpe"
 
@@ -78,11 +84,7 @@ class BPE(Model):
         """{(left id, right id): (rank, merged id)}, the first rank of a pair listed twice."""
         if self._rank_table is None:
             rules = list(self._packed)
-            pairs = [(a, b) for a, b, _ in rules]
-            values = [(r, m) for r, (_, _, m) in enumerate(rules)]
-            pairs.reverse()  # inserted last, the first rank wins
-            values.reverse()
-            self._rank_table = dict(zip(pairs, values))
+            self._rank_table = _rank_table([a for a, _, _ in rules], [b for _, b, _ in rules], [m for _, _, m in rules])
         return self._rank_table
 
     def _checked_ranks(self) -> dict[tuple[int, int], tuple[int, int]]:
@@ -93,10 +95,7 @@ class BPE(Model):
             ids = [list(map(vocab.get, lefts)), list(map(vocab.get, rights)),
                    list(map(vocab.get, map(str.__add__, lefts, rights)))]
             if not any(None in column for column in ids):
-                pairs, values = list(zip(ids[0], ids[1])), list(zip(range(len(lefts)), ids[2]))
-                pairs.reverse()
-                values.reverse()
-                return dict(zip(pairs, values))
+                return _rank_table(*ids)
         ranks: dict[tuple[int, int], tuple[int, int]] = {}
         prefix_len = len(self.prefix or "")
         for r, (a, b) in enumerate(self._merges):
@@ -189,16 +188,12 @@ class BPE(Model):
         return self._merge(self._symbols(piece))
 
     def _encode_word_python(self, piece: str) -> list[int]:
-        if not piece:
-            return []
+        """The rule in Python, with a per-piece cache (none with dropout: ids vary between calls)."""
         if self.dropout is None:
             hit = self._cache.get(piece)
             if hit is not None:
                 return list(hit)
-        if self.ignore_merges and piece in self.vocab:
-            ids = [self.vocab[piece]]
-        else:
-            ids = self._merge(self._symbols(piece))
+        ids = self.encode_word_reference(piece)
         if self.dropout is None and len(self._cache) < 200_000:
             self._cache[piece] = ids
         return list(ids)

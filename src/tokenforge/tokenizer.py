@@ -27,8 +27,10 @@ match them as Hugging Face does) and whether decode skips special tokens (`skip_
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
+import unicodedata
 from typing import TYPE_CHECKING, AbstractSet, Collection, Iterable, Iterator, Literal, Mapping, Sequence
 
 if TYPE_CHECKING:  # (numpy is imported where it is used: `import tokenforge` does not load it)
@@ -97,6 +99,32 @@ def _isolated_split_sequence(pre):
         return _core_mod.SplitSequence([regex.escape(s.pattern) if s.literal else s.pattern for s in splits])
     except ValueError:  # a pattern outside the engine's subset: the stages run one by one
         return None
+
+
+def _twin_form(normalizer, model, added: Sequence[AddedToken]) -> str | None:
+    """The Unicode form (NFC, NFD, NFKC, NFKD) of a byte-level tokenizer's normalizer when the
+    tokenizer may run text already in that form as if it had no normalizer (Tokenizer._twin_for),
+    else None. Hugging Face finds the added tokens with normalized=False in the raw text first and
+    the others in the normalized stretches between them; one pass over text that normalizing leaves
+    alone finds the same tokens when every added token has no flag but `normalized`, the
+    normalized ones are in the form themselves, and no token of one kind can overlap a token of the
+    other (neither holds the other, no end of one is the start of the other): occurrences of the
+    two kinds are then disjoint in any text, so neither pass takes a place the other would."""
+    if type(normalizer) not in (_normalizers.NFC, _normalizers.NFD, _normalizers.NFKC, _normalizers.NFKD) \
+            or not isinstance(model, ByteBPE):
+        return None
+    form = normalizer.form
+    if any(t.single_word or t.lstrip or t.rstrip for t in added):
+        return None
+    raw = [t.content for t in added if not t.normalized]
+    normal = [t.content for t in added if t.normalized]
+    if not all(unicodedata.is_normalized(form, c) for c in normal) or len(raw) * len(normal) > 10_000:
+        return None
+    for a in raw:
+        for b in normal:
+            if a in b or b in a or any(a.endswith(b[:k]) or b.endswith(a[:k]) for k in range(1, min(len(a), len(b)))):
+                return None
+    return form
 
 
 def _plain_specials(special_tokens: Mapping) -> bool:
@@ -302,6 +330,7 @@ class Tokenizer:
             and self._droppable is None and all(t.as_written for t in self._added)
         self._fused_words = getattr(pre, "native", None) is not None and hasattr(model, "encode_text") and \
             hasattr(model, "_native") and not isinstance(model, (ByteBPE, SentencePiece))
+        self._normal_form = None if self._fast else _twin_form(self._normalizer, model, self._added)
         self._refresh_direct()
 
     def _refresh_direct(self) -> None:
@@ -313,9 +342,38 @@ class Tokenizer:
         look up no method (session 27: 40-character lines of English and code 1.03-1.09x faster, the
         two bodies timed on one instance). Called by everything that changes one of those conditions."""
         self._engine_only = self._fast and self._post is None and self._truncation is None and self._padding is None
+        self._twin: Tokenizer | None = None  # (made again when first needed: it copies these settings)
         direct = self._engine_only and self._default_masks is not None
         self._direct_encode = self._engine.encode if direct else None
         self._direct_numpy = self._engine.encode_to_numpy if direct else None
+
+    def _twin_for(self, text) -> Tokenizer | None:
+        """For a tokenizer whose normalizer is a Unicode form (GPT-NeoX's and Pythia's NFC), the
+        same tokenizer without it when `text` (a str, or a batch's list of them) is already in that form:
+        normalizing it changes nothing, and every stretch between added tokens is in the form too (a
+        slice of a normalized text is normalized: composition and reordering only look at
+        neighbours), so the engine's one-call path gives the stage-by-stage path's ids (_twin_form
+        says when the added tokens allow it). None when not."""
+        form = self._normal_form
+        if form is None:
+            return None
+        if type(text) is str:
+            if not unicodedata.is_normalized(form, text):
+                return None
+        elif type(text) is not list or not all(type(t) is str and unicodedata.is_normalized(form, t) for t in text):
+            return None
+        twin = self._twin
+        if twin is None:
+            twin = object.__new__(type(self))  # (a shallow copy: copy.copy would pickle, __reduce__)
+            twin.__dict__.update(self.__dict__)
+            twin._normalizer = None
+            twin._added = [dataclasses.replace(t, normalized=False) for t in self._added]
+            twin._plan()  # (its own engine: the added tokens normalized=True are matched as written)
+            if not twin._fast:
+                self._normal_form = None
+                return None
+            self._twin = twin
+        return twin
 
     def _normalize_or_none(self):
         return None if self._normalizer is None else self._normalizer.normalize
@@ -433,6 +491,8 @@ class Tokenizer:
                 return self._engine.encode(text, self._ordinary_mask)
             except UnicodeEncodeError:
                 return self._engine.encode(replace_surrogates(text), self._ordinary_mask)
+        if self._normal_form is not None and (twin := self._twin_for(text)) is not None:
+            return twin.encode_ordinary(text)
         return self._encode(text, frozenset(), b"")
 
     def encode(self, text: str, *, pair: str | None = None, add_special_tokens: bool = True,
@@ -456,6 +516,9 @@ class Tokenizer:
         if pair is None and self._engine_only:
             check_text(text)
             return self._encode_checked(self._engine.encode, text, allowed_special, disallowed_special)
+        if pair is None and self._normal_form is not None and (twin := self._twin_for(text)) is not None:
+            return twin.encode(text, add_special_tokens=add_special_tokens, allowed_special=allowed_special,
+                               disallowed_special=disallowed_special)
         ids = self._encode_one(text, allowed_special, disallowed_special)
         if pair is None and self._truncation is None and self._padding is None:
             if add_special_tokens and self._post is not None:
@@ -684,6 +747,9 @@ class Tokenizer:
         if self._engine_only:
             check_text(text)
             return self._encode_checked(self._engine.encode_to_numpy, text, allowed_special, disallowed_special)
+        if self._normal_form is not None and (twin := self._twin_for(text)) is not None:
+            return twin.encode_to_numpy(text, allowed_special=allowed_special, disallowed_special=disallowed_special,
+                                        add_special_tokens=add_special_tokens)
         check_text(text)
         import numpy as np
 
@@ -706,6 +772,10 @@ class Tokenizer:
         texts, pairs = _check_batch(text, pairs=True)
         if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
             raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
+        if pairs is None and self._normal_form is not None and (twin := self._twin_for(texts)) is not None:
+            return twin.encode_batch(texts, num_threads=num_threads, allowed_special=allowed_special,
+                                     disallowed_special=disallowed_special, add_special_tokens=add_special_tokens,
+                                     padding=padding, truncation=truncation, max_length=max_length)
         if pairs is not None:
             rows = [self._encode_one(t, allowed_special, disallowed_special) for t in texts]
             pairs = [self._encode_one(t, allowed_special, disallowed_special) for t in pairs]
@@ -866,6 +936,10 @@ class Tokenizer:
         if self._engine_only:
             return self._engine_batch(self._engine.encode_batch_to_numpy, texts, num_threads, allowed_special,
                                       disallowed_special)
+        if self._normal_form is not None and (twin := self._twin_for(texts)) is not None:
+            return twin.encode_batch_to_numpy(texts, num_threads=num_threads, allowed_special=allowed_special,
+                                              disallowed_special=disallowed_special,
+                                              add_special_tokens=add_special_tokens)
         import numpy as np
 
         rows = self.encode_batch(texts, num_threads=num_threads, allowed_special=allowed_special,
@@ -887,6 +961,8 @@ class Tokenizer:
                 return self._in_parts(run, texts, num_threads, self._always_matched)
             except UnicodeEncodeError:
                 return self._in_parts(run, [replace_surrogates(t) for t in texts], num_threads, self._always_matched)
+        if self._normal_form is not None and (twin := self._twin_for(texts)) is not None:
+            return twin.encode_ordinary_batch(texts, num_threads=num_threads)
         return [self.encode_ordinary(t) for t in texts]
 
     def count_tokens(self, text: str) -> int:
@@ -894,6 +970,8 @@ class Tokenizer:
         check_text(text)
         if self._fast:
             return self._engine_call(self._engine.count, text, self._ordinary_mask)
+        if self._normal_form is not None and (twin := self._twin_for(text)) is not None:
+            return twin.count_tokens(text)
         return len(self.encode_ordinary(text))
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:

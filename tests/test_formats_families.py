@@ -287,6 +287,23 @@ def test_bert_vocab_txt(tmp_path, hf_wordpiece, texts):
     assert (tmp_path / "again" / "vocab.txt").read_bytes() == (tmp_path / "vocab.txt").read_bytes()
 
 
+def test_bert_vocab_txt_special_tokens_as_bert_reads_them(tmp_path, hf_wordpiece):
+    # tokenizers' BertWordPieceTokenizer (and transformers' BertTokenizerFast) make every marker of
+    # the file a special token, [UNK] too: written in the text it is one id, and a decode that skips
+    # special tokens leaves it out.
+    from tokenizers import BertWordPieceTokenizer
+
+    hf_wordpiece.model.save(str(tmp_path))
+    ours = tokenforge.load(tmp_path / "vocab.txt")
+    reference = BertWordPieceTokenizer(str(tmp_path / "vocab.txt"))
+    for text in ("[UNK]", "a [UNK] b", "[CLS] x [SEP] [MASK] [PAD]", "[unk] [UNK", "x[UNK]y"):
+        assert ours.encode(text, add_special_tokens=False, allowed_special="all") == \
+            reference.encode(text, add_special_tokens=False).ids
+    ids = reference.encode("[UNK] a [UNK]").ids
+    assert ours.decode(ids) == reference.decode(ids)
+    assert ours.decode(ids, skip_special_tokens=False) == reference.decode(ids, skip_special_tokens=False)
+
+
 def _without_post(t):
     t = hf.Tokenizer.from_str(t.to_str())
     t.post_processor = None

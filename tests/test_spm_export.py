@@ -41,7 +41,8 @@ def test_bpe_model_exports_id_exact(tmp_path, lines, corpus_texts, dummy_prefix)
     theirs = hf.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     texts = corpus_texts["taylorswift"][:30_000].splitlines() + corpus_texts["multilingual"].splitlines()
     texts += ["", " ", "  two  spaces  ", "\ttab", "x" + " " * 17 + "y", "日本語 ß 😀", "1234567890"]
-    assert [e.ids for e in theirs.encode_batch(texts, add_special_tokens=False)] == sp.encode(texts)
+    for text, got, want in zip(texts, theirs.encode_batch(texts, add_special_tokens=False), sp.encode(texts)):
+        assert got.ids == want, text
     # decoding back through the file's decoder gives sentencepiece's text
     ids = sp.encode(texts[:200])
     assert [theirs.decode(i) for i in ids] == sp.decode(ids)
@@ -94,6 +95,21 @@ def test_user_defined_pieces_with_a_dummy_prefix_are_refused(tmp_path):
     tok.save(tmp_path / "tokenizer.json", format="huggingface")
     theirs = hf.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     for text in ("a[REF]b", "[REF] b", " a b[REF]", "ab"):
+        assert theirs.encode(text, add_special_tokens=False).ids == tok.encode(text), text
+
+
+def test_user_defined_pieces_of_spaces_export(tmp_path):
+    # Gemma's user-defined pieces for runs of spaces are spelled '▁▁' ...: sentencepiece finds them
+    # in the normalized text, so tokenizers must too (a normalized added token).
+    pieces = [("\u2581", -1.0), ("a", -1.0), ("b", -1.0), ("\u2581b", -2.0)]
+    m = _model(pieces, model_type=2)
+    m.add_dummy_prefix = False
+    m.pieces += [Piece("\u2581\u2581", 0.0, USER_DEFINED), Piece("\u2581\u2581\u2581", 0.0, USER_DEFINED),
+                 Piece("\n\n", 0.0, USER_DEFINED)]
+    tok = SentencePieceTokenizer(m)
+    tok.save(tmp_path / "tokenizer.json", format="huggingface")
+    theirs = hf.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    for text in ("a  b", "a   b", "a    b\n\n\nb", " ", "  ", "b     a", "a\u2581\u2581b"):
         assert theirs.encode(text, add_special_tokens=False).ids == tok.encode(text), text
 
 

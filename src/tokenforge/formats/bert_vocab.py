@@ -69,8 +69,12 @@ def load(path: Path, data: bytes, **overrides):
         fail(path, None, f"the unknown token {unk!r} is not in the file (pass unk_token=)")
     model = WordPiece(vocab, unk_token=unk, max_input_chars_per_word=overrides.get("max_input_chars_per_word", 100))
     tok = pipeline.PipelineTokenizer.__new__(pipeline.WordPieceTokenizer)
+    # The unknown token is a special token too, as BertTokenizerFast and tokenizers'
+    # BertWordPieceTokenizer read a vocab.txt: "[UNK]" written in the text is matched (when special
+    # tokens are allowed) and skip_special_tokens leaves it out of a decode.
     pipeline.PipelineTokenizer.__init__(
-        tok, model, normalizer=normalizers.BertNormalizer(lowercase=overrides.get("lowercase", True)),
+        tok, model, special_tokens={t: model.vocab[t] for t in model.special_tokens},
+        normalizer=normalizers.BertNormalizer(lowercase=overrides.get("lowercase", True)),
         pre_tokenizer=pre_tokenizers.BertPreTokenizer(), post_processor=overrides.get("post_processor"),
         name=overrides.get("name") or (path.parent.name if path.stem == "vocab" else path.stem) or "wordpiece")
     return tok

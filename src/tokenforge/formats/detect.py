@@ -10,7 +10,7 @@ module that reads it.
 | JSON with "config" {"pattern", ...} and a "vocab" list of {"rank", "token_bytes"} | tekken | tekken |
 | JSON with "model" (and "version")                    | huggingface     | huggingface / hf_families |
 | JSON object token -> int id                          | vocab           | bpe_files (needs its merges file) |
-| protobuf whose first field is 1 (pieces) or 2 (trainer spec), not UTF-8 text lines | sentencepiece | spm |
+| protobuf whose first fields are ModelProto's (1 pieces ... 5 denormalizer spec), not UTF-8 text lines | sentencepiece | spm |
 | lines "base64 rank" (an empty token "= rank" too)    | tiktoken        | tiktoken_bpe (+ rank_families for known files) |
 | "# tokenforge vocabulary listing"                    | listing         | (not loadable) |
 | lines "id 'token' length" (Python literals)          | rwkv            | rwkv |
@@ -155,7 +155,7 @@ def sniff(path, data: bytes) -> tuple[str, object]:
     try:
         first_text = first.decode("utf-8")
     except UnicodeDecodeError:
-        if data[:1] in (b"\x0a", b"\x12"):  # binary that starts like a ModelProto: its parser says what is wrong
+        if data[0] in sentencepiece_model.MODEL_PROTO_STARTS:  # binary that starts like a ModelProto: its parser says what is wrong
             return "sentencepiece", None
         fail(path, None, f"not a tokenizer file in any known format ({', '.join(KINDS)}): not JSON, and not "
                          "UTF-8 text (nor a sentencepiece model)")

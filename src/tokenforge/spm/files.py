@@ -98,12 +98,15 @@ def _limits(tok) -> dict:
 
 def _added_tokens(tok, m) -> list[dict]:
     """The tokenizer's added tokens (control and unknown pieces: special) and the user-defined
-    pieces (always one piece in sentencepiece: HF's non-special added tokens)."""
+    pieces (always one piece in sentencepiece: HF's non-special added tokens). sentencepiece finds
+    user-defined pieces in the normalized text, where spaces are '▁': one holding a '▁' (Gemma's
+    runs '▁▁' ... of up to 31) is matched there by tokenizers too only when normalized (the others
+    are the same either way: the normalizer only turns spaces into '▁')."""
     added = {t.id: t.to_dict() for t in tok.added_tokens}
     for i, p in enumerate(m.pieces):
         if p.type == USER_DEFINED and i not in added:
             added[i] = {"id": i, "content": p.piece, "single_word": False, "lstrip": False, "rstrip": False,
-                        "normalized": False, "special": False}
+                        "normalized": "\u2581" in p.piece, "special": False}
         elif p.type in (UNKNOWN, CONTROL) and i not in added:
             added[i] = {"id": i, "content": p.piece, "single_word": False, "lstrip": False, "rstrip": False,
                         "normalized": False, "special": True}
@@ -135,8 +138,11 @@ def _bpe_to_hf(tok, m) -> dict:
     whole text (no pre-tokenizer), byte fallback, spaces as '▁' with the dummy prefix in the
     normalizer, the decoder undoing both."""
     if m.precompiled_charsmap or m.normalizer_name not in ("identity", ""):
+        # (HF's Precompiled would be its place, but it normalizes whole graphemes where sentencepiece
+        # reads the map character by character: "a\u0308\u0301" loses its U+0301 in tokenizers.)
         raise ValueError(f"cannot write tokenizer.json: the sentencepiece BPE model's normalizer {m.normalizer_name!r} "
-                         "(only identity is written for BPE)")
+                         "(only identity is written for BPE: tokenizers' Precompiled normalizes some combining "
+                         "sequences otherwise than sentencepiece)")
     if m.remove_extra_whitespaces:
         raise ValueError("cannot write tokenizer.json: a sentencepiece BPE model that removes extra whitespace "
                          "(only remove_extra_whitespaces=false is written for BPE)")
@@ -154,6 +160,7 @@ def _bpe_to_hf(tok, m) -> dict:
     if m.add_dummy_prefix:
         normalizer.insert(0, {"type": "Prepend", "prepend": "\u2581"})
         decoder.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
+
     unk = next((p.piece for p in m.pieces if p.type == UNKNOWN), None)
     return {
         "version": "1.0",

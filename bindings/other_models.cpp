@@ -2,6 +2,7 @@
 // and the word splitters (cpp/pre_split.h). The Python side (tokenforge/pipeline.py) normalizes;
 // `encode_text(s)` split and encode natively, `encode_words`/`encode_batch` take pieces split in
 // Python (regex or no pre-tokenizer). Ids come back with the GIL released for the work.
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -367,18 +368,22 @@ struct PyCharBpe {
   nb::list encode_batch(nb::list batch, size_t threads) const { return encode_batch_impl(*this, batch, threads); }
 
   // Whole texts (a pipeline without a pre-tokenizer: Llama-2-style files), each cut before every
-  // "\u2581" (E2 96 81) that follows another character, when the vocabulary allows it
-  // (models/bpe.py BPE._word_starts says why the ids are the same); the words of a text are encoded
-  // once each. Done here on the UTF-8, not with a Python regex: every such word is non-ASCII, and
-  // a str per word asked CPython for its UTF-8 copy.
-  static void cut_before_spaces(std::string_view t, std::vector<std::string_view>& words) {
+  // "\u2581" (E2 96 81) whose preceding character is none of before_space (the characters that
+  // precede a "\u2581" in some token: models/bpe.py BPE._cut_at_spaces says why the ids are the
+  // same); the words of a text are encoded once each. Done here on the UTF-8, not with a Python
+  // regex: every such word is non-ASCII, and a str per word asked CPython for its UTF-8 copy.
+  std::vector<std::string> before_space{"\xe2\x96\x81"};
+  void cut_before_spaces(std::string_view t, std::vector<std::string_view>& words) const {
     size_t start = 0;
-    for (size_t i = 3; i + 3 <= t.size(); ++i) {
-      if (uint8_t(t[i]) == 0xE2 && uint8_t(t[i + 1]) == 0x96 && uint8_t(t[i + 2]) == 0x81 &&
-          !(uint8_t(t[i - 3]) == 0xE2 && uint8_t(t[i - 2]) == 0x96 && uint8_t(t[i - 1]) == 0x81) && i > start) {
-        words.push_back(t.substr(start, i - start));
-        start = i;
-      }
+    for (size_t i = 1; i + 3 <= t.size(); ++i) {
+      if (uint8_t(t[i]) != 0xE2 || uint8_t(t[i + 1]) != 0x96 || uint8_t(t[i + 2]) != 0x81) continue;
+      size_t from = i - 1;  // the first byte of the character before
+      while (from > start && (uint8_t(t[from]) & 0xC0) == 0x80) --from;
+      if (from < start) continue;  // (i == start)
+      std::string_view before = t.substr(from, i - from);
+      if (std::find(before_space.begin(), before_space.end(), before) != before_space.end()) continue;
+      words.push_back(t.substr(start, i - start));
+      start = i;
     }
     if (start < t.size()) words.push_back(t.substr(start));
   }
@@ -486,6 +491,7 @@ void bind_other_models(nb::module_& m) {
            nb::arg("drop_unknown") = false)
       .def("encode_words", &PyCharBpe::encode_words, nb::arg("words"))
       .def("encode_cut", &PyCharBpe::encode_cut, nb::arg("texts"), nb::arg("num_threads"))
+      .def_rw("before_space", &PyCharBpe::before_space)
       .def("encode_batch", &PyCharBpe::encode_batch, nb::arg("batch"), nb::arg("num_threads"))
       .def("encode_text", &PyCharBpe::encode_text, nb::arg("text"), nb::arg("how"))
       .def("encode_texts", &PyCharBpe::encode_texts, nb::arg("texts"), nb::arg("how"), nb::arg("num_threads"));

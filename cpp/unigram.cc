@@ -19,6 +19,9 @@ namespace spm {
 namespace {
 
 const char kSpace[] = "\xe2\x96\x81";  // ▁
+// BPE's word cache keeps words of up to this many bytes (a word is longer only where few places
+// may be cut: no `▁` in it, or only after characters that precede a `▁` in some piece).
+constexpr size_t kLongestCachedWord = 256;
 constexpr float kUnkPenalty = 10.0f;   // sentencepiece: an unknown costs min score - 10
 
 inline size_t utf8_len(uint8_t b) { return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
@@ -376,15 +379,19 @@ std::unique_ptr<Model> Model::create(std::shared_ptr<const std::vector<Piece>> s
   }
   static std::atomic<uint64_t> serials{0};
   m->serial_ = ++serials;
-  // BPE: a text may be cut before each `▁` that follows another character when no piece holds a
-  // `▁` after another character (runs of `▁`, Mistral's `▁▁` ... pieces, are fine: no cut falls
-  // inside a run): no merge can make a symbol across such a place, and each side merges as if
-  // alone.
+  // BPE: a text may be cut before each `▁` whose preceding character c is in no piece right before
+  // a `▁` (a symbol across that place would be a piece holding c▁; user-defined pieces are symbols
+  // too, found leftmost-longest, and none crosses it either), so each side merges as if alone.
   m->words_independent_ = algorithm == Algorithm::kBpe && normalizer.escape_whitespaces;
   for (const Piece& p : pieces) {
     if (p.type != kNormal && p.type != kUserDefined) continue;
-    for (size_t at = p.bytes.find(kSpace, 1); at != std::string::npos; at = p.bytes.find(kSpace, at + 1))
-      if (at < 3 || p.bytes.compare(at - 3, 3, kSpace) != 0) m->words_independent_ = false;
+    for (size_t at = p.bytes.find(kSpace, 1); at != std::string::npos; at = p.bytes.find(kSpace, at + 1)) {
+      size_t from = at - 1;
+      while (from > 0 && (uint8_t(p.bytes[from]) & 0xC0) == 0x80) --from;  // the character's first byte
+      std::string c = p.bytes.substr(from, at - from);
+      if (std::find(m->before_space_.begin(), m->before_space_.end(), c) == m->before_space_.end())
+        m->before_space_.push_back(std::move(c));
+    }
   }
   if (byte_fallback)
     for (int b = 0; b < 256; ++b)
@@ -556,9 +563,18 @@ void Model::bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const {
   size_t start = 0;
   while (start < n) {
     size_t end = start + 1;
-    while (end < n && !(end + 3 <= n && std::memcmp(s + end, kSpace, 3) == 0 &&
-                        !(end >= start + 3 && std::memcmp(s + end - 3, kSpace, 3) == 0)))
+    while (end < n && !(end + 3 <= n && std::memcmp(s + end, kSpace, 3) == 0 && cut_before_space(s, start, end)))
       ++end;
+    if (end - start > kLongestCachedWord) {  // (a long word is merged, not kept: it rarely comes again)
+      size_t first = out.size();
+      bpe_word(s + start, end - start, out);
+      for (size_t k = first; k < out.size(); ++k) {
+        out[k].begin += uint32_t(start);
+        out[k].end += uint32_t(start);
+      }
+      start = end;
+      continue;
+    }
     std::string key(reinterpret_cast<const char*>(s + start), end - start);
     auto it = cache.words.find(key);
     if (it == cache.words.end()) {
@@ -569,6 +585,17 @@ void Model::bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const {
     for (const Span& sp : it->second) out.push_back(Span{sp.begin + uint32_t(start), sp.end + uint32_t(start), sp.id});
     start = end;
   }
+}
+
+// Whether the text may be cut at `end` (a `▁` starts there): the character before it, which begins
+// at or after `start`, is none of before_space_.
+bool Model::cut_before_space(const uint8_t* s, size_t start, size_t end) const {
+  size_t from = end - 1;
+  while (from > start && (s[from] & 0xC0) == 0x80) --from;
+  const size_t len = end - from;
+  for (const std::string& c : before_space_)
+    if (c.size() == len && std::memcmp(c.data(), s + from, len) == 0) return false;
+  return true;
 }
 
 void Model::bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const {

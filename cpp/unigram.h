@@ -238,10 +238,13 @@ class Model {
   std::vector<float> bpe_scores_;                // BPE: their scores by id, as the trie would hold them
   int32_t unk_id_ = -1;
   bool byte_fallback_ = false;
-  // BPE: true when no piece has a `▁` after a character other than `▁`; then no merge crosses the
-  // start of a `▁`-word (a `▁` after another character), each word is merged on its own, and
-  // repeated words come from a cache
+  // BPE: the text is merged word by word (repeated words from a cache), a word ending before each
+  // `▁` whose preceding character never precedes a `▁` in a piece (before_space_ lists those that
+  // do: Mistral's and Llama's runs `▁▁` ... put `▁` there, Gemma 3's `>▁</` puts `>`): no merge can
+  // make a symbol across such a place, so each side merges as if alone.
   bool words_independent_ = false;
+  std::vector<std::string> before_space_;  // the characters (UTF-8) that precede a `▁` in a piece
+  bool cut_before_space(const uint8_t* s, size_t start, size_t end) const;
   bool has_user_ = false;  // user-defined pieces: whole symbols in BPE (user_), bonus scores in unigram
   PieceTrie user_;
   uint64_t serial_ = 0;  // unique per model: keys the per-thread word caches (addresses are reused)

@@ -65,7 +65,7 @@ _symbols = ["a", "b", "c", "é", "▁", "ab", "bc", "abc", "▁a", "cé", "▁�
        words=st.lists(st.text(alphabet="abcé▁x😀", max_size=16), max_size=4))
 def test_native_merge_loop_equals_the_python_rule(merge_list, byte_fallback, fuse_unk, unk, suffix, ignore_merges,
                                                   space_inside, words):
-    # (space_inside: a token with "▁" after another character, which forbids cutting texts at spaces)
+    # (space_inside: a token with "▁" after "a", which forbids cutting texts before a "▁" after "a")
     vocab = {"<unk>": 0} if unk else {}
     for s in _symbols + (["a▁"] if space_inside else []):
         vocab.setdefault(s, len(vocab))
@@ -81,6 +81,8 @@ def test_native_merge_loop_equals_the_python_rule(merge_list, byte_fallback, fus
     model = BPE(vocab, merges, unk_token="<unk>" if unk else None, end_of_word_suffix="</w>" if suffix else None,
                 byte_fallback=byte_fallback and not suffix, fuse_unk=fuse_unk, ignore_merges=ignore_merges)
     assert model._native is not None
-    assert model._cut_at_spaces == (not (space_inside or suffix or ignore_merges))
+    assert model._cut_at_spaces == (not (suffix or ignore_merges))
+    if model._cut_at_spaces:
+        assert model._native.before_space == sorted(["▁"] + (["a"] if space_inside else []))
     assert model.encode_words(words) == model.encode_words_reference(words)
     assert model.encode_batch_texts(words, 2) == [model.encode_words_reference([w]) for w in words]

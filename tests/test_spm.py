@@ -443,6 +443,35 @@ def test_bpe_words_cut_between_runs_of_spaces_equal_sentencepiece(text):
     assert tok.encode(text, add_special_tokens=False) == reference.encode(text)
 
 
+_BEFORE_SPACE: dict = {}
+
+
+def _before_space_pair():
+    """A BPE model with pieces that hold a `▁` after some characters ('a', 'é', '▁'), as Gemma 3's
+    `>▁</` does, and sentencepiece running the same model."""
+    if "pair" not in _BEFORE_SPACE:
+        from tokenforge.spm.model_file import to_bytes
+
+        chars = "ab\u2581éx<>/"
+        pieces = [(c, -1.0) for c in chars] + [("a\u2581", 0.5), ("a\u2581b", 1.0), ("\u2581b", -0.5), ("é\u2581", 0.2),
+                                               ("\u2581\u2581", 0.1), (">\u2581</", 2.0), (">\u2581<", 0.3), ("</", 0.4),
+                                               ("\u2581a", -0.2), ("xa", 0.0), ("\u2581x", -0.1)]
+        tok = SentencePieceTokenizer.from_pieces(pieces, model_type="bpe", byte_fallback=True,
+                                                 remove_extra_whitespaces=False)
+        _BEFORE_SPACE["pair"] = tok, spm.SentencePieceProcessor(model_proto=to_bytes(tok.model))
+    return _BEFORE_SPACE["pair"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list("ab▁ éx<>/\n") + ["  ", "a b", "> </", "é b", "xa"]), max_size=40).map("".join))
+def test_bpe_words_cut_only_where_no_piece_crosses(text):
+    # Pieces hold a `▁` after 'a', 'é', '▁' and '>': the text is cut before a `▁` only after other
+    # characters (cpp/unigram.h before_space_), each word merged alone and cached; the ids must be
+    # sentencepiece's and the Python reference's (a cut after 'a' would split "a▁b").
+    tok, reference = _before_space_pair()
+    assert tok.encode(text) == reference.encode(text) == _reference_ids(tok, text)
+
+
 _MISTRAL: dict = {}
 
 

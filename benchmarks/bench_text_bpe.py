@@ -3,10 +3,12 @@
 unknown tokens, no pre-tokenizer, so each text between added tokens is one piece): tokenforge
 against Hugging Face `tokenizers` reading the same file, same run.
 
-    python benchmarks/bench_text_bpe.py [--repeat 3] [--mb 1] [--doc 10000] [--threads 2]
+    python benchmarks/bench_text_bpe.py [--repeat 3] [--mb 1] [--doc 10000] [--threads 2] [--model PATH]
 
 The file is built from Mistral's first sentencepiece model as transformers' LlamaConverter writes
-one (tools/llama2_style_json.py; the model is cached by tools/fetch_real_tokenizers.py). Encoding:
+one (tools/llama2_style_json.py; the model is cached by tools/fetch_real_tokenizers.py); with
+--model (another sentencepiece BPE model, e.g. Gemma 3's, maxtext/tokenizer.gemma3 in that cache),
+from that model by tokenforge's own export (`save(format="huggingface")`). Encoding:
 bench_encode.py's real corpora (English prose, multilingual manual pages, Python source) in
 documents of about --doc characters, one call per document, one thread, MB/s of UTF-8; each of
 --repeat rounds encodes its own fresh --mb of the corpus (tokenforge's sentencepiece path keeps a
@@ -40,6 +42,7 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=1.0)
     ap.add_argument("--doc", type=int, default=10_000)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--model", type=pathlib.Path, help="a sentencepiece BPE model (default: Mistral's v1)")
     args = ap.parse_args()
     os.environ["RAYON_NUM_THREADS"] = str(args.threads)
 
@@ -47,11 +50,15 @@ def main() -> None:
 
     import tokenforge
 
-    model = cache_dir() / "mistral-common" / "tokenizer.model.v1"
+    model = args.model or cache_dir() / "mistral-common" / "tokenizer.model.v1"
     if not model.is_file():
         sys.exit(f"not downloaded: {model} (run tools/fetch_real_tokenizers.py)")
     path = pathlib.Path(tempfile.mkdtemp(prefix="llama2-style-")) / "tokenizer.json"
-    path.write_text(llama2_style_json(model), encoding="utf-8")
+    if args.model is None:
+        path.write_text(llama2_style_json(model), encoding="utf-8")
+    else:
+        tokenforge.load(model).save(path, format="huggingface")
+    print(f"{model.name} as tokenizer.json and as .model")
     tok, hf = tokenforge.load(path), tokenizers.Tokenizer.from_file(str(path))
     texts = real_corpus(max(4.0, args.mb * (args.repeat + 1)))
 

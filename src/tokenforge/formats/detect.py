@@ -47,9 +47,12 @@ def load(path, read_own=None, **overrides):
     try:
         with open(path, "rb") as f:
             head = f.read(4)
-        if head == gguf.MAGIC:  # a model file of gigabytes: only its header is read
+            if head == gguf.MAGIC:  # a model file of gigabytes: only its header is read
+                data = None
+            else:
+                data = head + f.read()
+        if data is None:
             return gguf.load_file(path, **overrides)
-        data = path.read_bytes()
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file") from None
     except OSError as e:

@@ -32,12 +32,15 @@ have that guarantee).
 
 from __future__ import annotations
 
+import functools
+
 import json
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from .. import _core
 from .base import NativeWordModel, pre_token_counts, train_pairs
+from .byte_bpe import Merges
 
 SPECIAL_TOKENS = ("<pad>", "<unk>", "<bos>", "<eos>")
 
@@ -60,21 +63,37 @@ class CharBPE(NativeWordModel):
         self.unk_id = None if unk_token is None else self.vocab[unk_token]
         if unk_token is not None and unk_token not in self.special_tokens:
             self.special_tokens.append(unk_token)
-        self.merges = [(str(a), str(b)) for a, b in merges]
-        rules = []
-        for n, (a, b) in enumerate(self.merges):
+        vocab = self.vocab
+        if isinstance(merges, Merges):
+            # rules read natively from a file (formats/hf_families.py: _core.text_bpe_merges), which
+            # vouches for them; the pairs are made when asked for
+            self._merges, rules, native_rules = None, merges, merges.packed
+        else:
+            self._merges = [(str(a), str(b)) for a, b in merges]
             try:
-                rules.append((self.vocab[a], self.vocab[b], self.vocab[a + b]))
+                rules = native_rules = [(vocab[a], vocab[b], vocab[a + b]) for a, b in self._merges]
             except KeyError:
-                missing = next(x for x in (a, b, a + b) if x not in self.vocab)
+                n, a, b, missing = next((n, a, b, x) for n, (a, b) in enumerate(self._merges) for x in (a, b, a + b)
+                                        if x not in vocab)
                 raise ValueError(f"merge {n} ({a!r}, {b!r}) uses {missing!r}, which is not in the vocabulary") from None
         self._rules = rules
-        self._ranks = {}
-        for r, (a, b, m) in enumerate(rules):
-            self._ranks.setdefault((a, b), (r, m))
-        self._native = _core.CharBpe([(i, t) for t, i in self.vocab.items()], rules, self.end_of_word or "",
-                                     self.start_of_word or "", self.attach_markers,
-                                     -1 if self.unk_id is None else self.unk_id)
+        self._native = _core.CharBpe(vocab, native_rules, self.end_of_word or "", self.start_of_word or "",
+                                     self.attach_markers, -1 if self.unk_id is None else self.unk_id)
+
+    @property
+    def merges(self) -> list[tuple[str, str]]:
+        if self._merges is None:
+            by_id = {i: t for t, i in self.vocab.items()}
+            self._merges = [(by_id[a], by_id[b]) for a, b, _ in self._rules]
+        return self._merges
+
+    @functools.cached_property
+    def _ranks(self) -> dict:
+        """(left id, right id) -> (rank, merged id), for the Python rule (made when first used)."""
+        ranks: dict = {}
+        for r, (a, b, m) in enumerate(self._rules):
+            ranks.setdefault((a, b), (r, m))
+        return ranks
 
     # -- encoding ---------------------------------------------------------------------------------
     def initial_symbols(self, word: str) -> list[str]:

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -638,6 +639,48 @@ def test_write_atomic_group_is_whole_or_nothing(tmp_path):
         assert os.stat(merges).st_mode & 0o777 == 0o604 and os.stat(vocab).st_mode & 0o777 == 0o640
     finally:
         os.umask(old)
+
+
+def test_outputs_write_through_links_and_refuse_special_files(tmp_path, files, gpt2, capsys):
+    """A symbolic link is written through (its target gets the data, the link stays a link); a
+    directory, a FIFO or a device is refused with the path named and left as it was (replacing
+    /dev/full by a regular file was possible before), by every writer: whole files, the dataset
+    encoder's data and sidecar, the command line's outputs."""
+    from tokenforge import cli
+
+    target = tmp_path / "target.json"
+    target.write_bytes(b"old")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    outputs.write_atomic(link, b"new")
+    assert link.is_symlink() and target.read_bytes() == b"new"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for bad, what in ((fifo, "not a regular file"), (tmp_path, "a directory")):
+        with pytest.raises(ValueError, match=f"{bad}: {what}"):
+            outputs.write_atomic(bad, b"x")
+        with pytest.raises(ValueError, match=what):
+            outputs.write_atomic_group({tmp_path / "ok.txt": b"x", bad: b"y"})
+    assert not (tmp_path / "ok.txt").exists() and fifo.is_fifo()
+    paths, _ = files
+    fifo_bin = tmp_path / "fifo.bin"
+    os.mkfifo(fifo_bin)
+    with pytest.raises(ValueError, match="not a regular file"):
+        dataset.encode_files(gpt2, paths[:1], fifo_bin, overwrite=True)
+    assert fifo_bin.is_fifo()
+    data_link = tmp_path / "data.bin"
+    data_link.symlink_to(tmp_path / "real.bin")  # (dangling: the data is written where it points)
+    dataset.encode_files(gpt2, paths[:1], data_link)
+    assert data_link.is_symlink() and (tmp_path / "real.bin").stat().st_size > 0
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("hello world " * 200, encoding="utf-8")
+    rc = cli.main(["train", str(corpus), "-o", str(tmp_path / "t.tf"), "--vocab-size", "300", "-q",
+                   "--vocab-file", str(fifo)])
+    assert rc != 0 and fifo.is_fifo() and "not a regular file" in capsys.readouterr().err
+    if os.path.exists("/dev/full") and os.access("/dev/full", os.W_OK):
+        with pytest.raises(ValueError, match="not a regular file"):
+            outputs.write_atomic("/dev/full", b"x")
+        assert not Path("/dev/full").is_file()
 
 
 def test_progress_reaches_the_total(tmp_path, files, gpt2):

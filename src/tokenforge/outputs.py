@@ -16,10 +16,29 @@
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from pathlib import Path
 
 SUFFIX = ".partial"
+
+
+def resolve_target(path) -> Path:
+    """The file that writing to `path` replaces: a symbolic link's target (written through, as
+    editors do, not the link replaced by a file). A path that is not a regular file (a directory, a
+    device such as /dev/full, a FIFO) is refused: replacing it by a file would not write to it, and
+    would destroy it."""
+    path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return path
+    if not stat.S_ISREG(mode):
+        what = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a device, a FIFO or a socket)"
+        raise ValueError(f"{path}: {what}: give the path of a file to write")
+    return path
 
 
 def partial_path(target: Path) -> Path:
@@ -61,7 +80,7 @@ def _alive(pid: int) -> bool:
 
 def partial_file(target: Path):
     """(binary file open for writing, its path): a fresh partial file for target."""
-    target = Path(target)
+    target = resolve_target(target)
     clean_stale_partials(target)
     path = partial_path(target)
     try:
@@ -90,7 +109,7 @@ def _fsync_dir(folder: Path) -> None:
 def commit(pairs, *, retire=()) -> None:
     """Renames each partial onto its target, after fsyncing all of them; `retire` lists files removed
     before the first rename (the old sidecar of a data file about to be replaced)."""
-    pairs = [(Path(p), Path(t)) for p, t in pairs]
+    pairs = [(Path(p), resolve_target(t)) for p, t in pairs]
     for partial, target in pairs:
         _fsync_path(partial)
         try:
@@ -168,7 +187,7 @@ def write_atomic_group(files: dict) -> None:
     with _WRITING:
         try:
             for path, data in files.items():
-                path = Path(path)
+                path = resolve_target(path)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 f, partial = partial_file(path)
                 pairs.append((partial, path))
@@ -181,5 +200,5 @@ def write_atomic_group(files: dict) -> None:
             raise
 
 
-__all__ = ["clean_stale_partials", "commit", "discard", "partial_file", "partial_path", "write_atomic",
+__all__ = ["clean_stale_partials", "commit", "discard", "partial_file", "partial_path", "resolve_target", "write_atomic",
            "write_atomic_group"]

@@ -436,6 +436,16 @@ def test_shards_resume_and_validation_split(tmp_path, docs, gpt2):
             dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], out, shard_size=3000, val_fraction=0.1)
         with pytest.raises(ValueError, match="cannot resume: shard_size"):
             dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], out, shard_size=4000, val_fraction=0.1, resume=True)
+        # another tokenizer of the same name, size and end-of-text token (two tokens' ids swapped):
+        # refused, not mixed into the same shards
+        ranks = dict(gpt2._mergeable_ranks)
+        ranks[b" the"], ranks[b" and"] = ranks[b" and"], ranks[b" the"]
+        impostor = tokenforge.Tokenizer.from_ranks(ranks, pattern=gpt2.pattern, special_tokens=gpt2._special_tokens,
+                                                   name=gpt2.name)
+        assert (impostor.name, impostor.n_vocab) == (gpt2.name, gpt2.n_vocab)
+        with pytest.raises(ValueError, match="cannot resume: tokenizer_sha256"):
+            dataset.encode_dataset(impostor, [tmp_path / "d.jsonl"], out, shard_size=3000, val_fraction=0.1,
+                                   resume=True)
         done = {s["file"]: os.stat(out / s["file"]).st_ino for s in partial["shards"]}
         (out / "train-notes.bin").write_bytes(b"not a shard")  # a file of the user's: left alone
         dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], out, shard_size=3000, val_fraction=0.1, resume=True)
@@ -681,6 +691,31 @@ def test_outputs_write_through_links_and_refuse_special_files(tmp_path, files, g
         with pytest.raises(ValueError, match="not a regular file"):
             outputs.write_atomic("/dev/full", b"x")
         assert not Path("/dev/full").is_file()
+
+
+def test_overwrite_without_a_validation_split_removes_the_old_one(tmp_path, files, gpt2):
+    paths, _ = files
+    dataset.encode_files(gpt2, paths[:2], tmp_path / "v.bin", val_fraction=0.5)
+    assert (tmp_path / "v_val.bin").exists() and (tmp_path / "v_val.bin.json").exists()
+    (tmp_path / "w_val.bin").write_bytes(b"the user's")  # no sidecar: not tokenforge's, kept
+    dataset.encode_files(gpt2, paths[1:2], tmp_path / "w.bin")
+    dataset.encode_files(gpt2, paths[1:2], tmp_path / "v.bin", overwrite=True)
+    assert not (tmp_path / "v_val.bin").exists() and not (tmp_path / "v_val.bin.json").exists()
+    assert (tmp_path / "w_val.bin").read_bytes() == b"the user's"
+    assert len(dataset.read_ids(tmp_path / "v.bin")) > 0
+
+
+def test_decode_refuses_ids_of_another_tokenizer(tmp_path, files, gpt2, capsys):
+    """`tokenforge decode -i` checks the sidecar's fingerprint: p50k_base's ids are not gpt2's
+    (it printed garbage, or named an invalid id); r50k_base maps the same tokens, so it decodes."""
+    from tokenforge import cli
+
+    paths, texts = files
+    dataset.encode_files(gpt2, paths[1:2], tmp_path / "ids.bin")
+    assert cli.main(["decode", "-t", "p50k_base", "-i", str(tmp_path / "ids.bin")]) != 0
+    assert "written with the tokenizer 'gpt2'" in capsys.readouterr().err
+    assert cli.main(["decode", "-t", "r50k_base", "-i", str(tmp_path / "ids.bin")]) == 0
+    assert capsys.readouterr().out.startswith(texts[1][:200])
 
 
 def test_progress_reaches_the_total(tmp_path, files, gpt2):

@@ -296,6 +296,7 @@ def encode_dataset(
         "dtype": dtype.name,
         "byteorder": "little" if np.little_endian else "big",
         "tokenizer": getattr(tok, "name", None) or type(tok).__name__,
+        "tokenizer_sha256": tokenizer_fingerprint(tok),
         "n_vocab": tok.n_vocab,
         "eot_token": eot_id,
         "separator": separator,
@@ -337,6 +338,30 @@ def encode_dataset(
     except BaseException:
         out.abort()
         raise
+
+
+def tokenizer_fingerprint(tok) -> str | None:
+    """sha256 of what a tokenizer maps (every id's token, and its split pattern): written beside the
+    ids (sidecar, index) so that resuming or decoding with another tokenizer of the same name and
+    size is refused (a name alone let two tokenizers' ids mix in one folder of shards). 0.04 s for
+    GPT-2's vocabulary, 0.2 s for o200k's. None for an object without id_to_token."""
+    import hashlib
+
+    id_to_token = getattr(tok, "id_to_token", None)
+    if id_to_token is None:
+        return None
+    tokens = [id_to_token(i) for i in range(tok.n_vocab)]
+    text = json.dumps([tok.n_vocab, getattr(tok, "pattern", None), tokens], ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def check_same_tokenizer(tok, meta: dict, where) -> None:
+    """Refuses ids written by another tokenizer than `tok` (their sidecar or index `meta`)."""
+    want = meta.get("tokenizer_sha256")
+    if want and want != tokenizer_fingerprint(tok):
+        raise ValueError(f"{where}: written with the tokenizer {meta.get('tokenizer')!r} ({meta.get('n_vocab')} ids), "
+                         f"not with {getattr(tok, 'name', type(tok).__name__)!r} ({tok.n_vocab} ids): their "
+                         "vocabularies differ")
 
 
 def _work_items(sources, skip: int, val_fraction: float, counter, options, encoder: _Encoder, eot_id):

@@ -98,6 +98,13 @@ class _SingleOutput:
         for s, target in self.targets.items():
             self.parts[s] = _Part(target, dtype)
         self.documents = 0
+        # Overwriting a run that had a validation split with one that has none: its old _val file
+        # (tokenforge's: it has a sidecar) goes too, or it would sit beside ids of another run.
+        self.stale = []
+        if overwrite and "val" not in self.targets:
+            old_val = _split_name(output, "val")
+            if _sidecar(old_val).is_file():
+                self.stale = [_sidecar(old_val), old_val]
 
     def write(self, split: str, ids: np.ndarray) -> None:
         self.parts[split].write(ids)
@@ -120,7 +127,7 @@ class _SingleOutput:
             for partial, _ in pairs:
                 outputs.discard(partial)
             raise
-        _commit_or_discard(pairs, retire)
+        _commit_or_discard(pairs, retire + self.stale)
         return result
 
     def abort(self) -> None:
@@ -167,7 +174,10 @@ class _ShardedOutput:
         self.next_number = {s: sum(1 for x in self.shards if x["split"] == s) for s in splits}
 
     def _check_resumable(self, old: dict) -> None:
-        for key in ("dtype", "tokenizer", "n_vocab", "eot_token", "sources", "val_fraction", "shard_size"):
+        for key in ("dtype", "tokenizer", "tokenizer_sha256", "n_vocab", "eot_token", "sources", "val_fraction",
+                    "shard_size"):
+            if key == "tokenizer_sha256" and key not in old:  # (an index written before it was kept)
+                continue
             if old.get(key) != self.header.get(key):
                 raise ValueError(f"{self.index_path}: cannot resume: {key} was {old.get(key)!r}, now "
                                  f"{self.header.get(key)!r} (same inputs and options needed; or --overwrite)")
@@ -315,6 +325,17 @@ def read_ids(path: str | os.PathLike, *, verify: bool = False) -> np.ndarray:
     if meta["count"] == 0:
         return np.zeros(0, dtype=dtype)
     return np.memmap(path, dtype=dtype, mode="r")
+
+
+def ids_metadata(path) -> dict:
+    """The sidecar of an ids file, or the index of a folder of shards (what wrote them: tokenizer,
+    its fingerprint, ...); {} when there is none (the readers then say what is missing)."""
+    path = Path(path)
+    meta = path / INDEX_NAME if path.is_dir() else _sidecar(path)
+    try:
+        return _load_json(meta) if meta.is_file() else {}
+    except ValueError:
+        return {}
 
 
 def _load_json(path: Path) -> dict:

@@ -128,8 +128,10 @@ def cmd_decode(args) -> int:
     if args.input:
         from pathlib import Path
 
-        from ..dataset import read_ids, read_shards
+        from ..dataset import check_same_tokenizer, read_ids, read_shards
+        from ..dataset_files import ids_metadata
 
+        check_same_tokenizer(tok, ids_metadata(args.input), args.input)
         ids = (read_shards(args.input) if Path(args.input).is_dir() else read_ids(args.input, verify=True)).tolist()
     else:
         words = args.ids or re.split(r"[\s,\[\]]+", sys.stdin.read())

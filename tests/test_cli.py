@@ -142,3 +142,23 @@ def test_demo_runs_end_to_end(tmp_path):
     tok = tokenforge.load(out)
     assert tok.n_vocab == 600
     assert tok.decode(tok.encode(cli.DEMO_SAMPLE)) == cli.DEMO_SAMPLE
+
+
+def test_library_messages_become_the_command_lines_words():
+    # keywords become flags only as words of their own, a flag is not named twice, and a message
+    # that only Python can follow gets the command line's way (the walkthrough found all three)
+    assert cli.as_flags("resume needs a sharded output (shard_size / --shard-size)") == \
+        "resume needs a sharded output (--shard-size)"
+    assert "enc.special_tokens_set" in cli.as_flags("pass `disallowed_special=(enc.special_tokens_set - {'x'})`")
+    message = cli.as_flags("f.tiktoken: a tiktoken rank file holds only the ranks, and this one is not a known "
+                           "model's; pass pattern= and special_tokens= (special_tokens={'<|endoftext|>': 1})")
+    assert "--special-token={" not in message and "tokenforge convert FILE OUT.json" in message
+    assert cli.as_flags("vocab_size must be at least 256") == "--vocab-size must be at least 256"
+
+
+def test_disallowed_special_text_is_one_line(tmp_path, capsys):
+    text = tmp_path / "sp.txt"
+    text.write_text("a <|endoftext|> b", encoding="utf-8")
+    assert cli.main(["count", "-t", "gpt2", "--disallow-special", str(text)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "the text holds the special token '<|endoftext|>'" in err

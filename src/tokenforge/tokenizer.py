@@ -1259,9 +1259,9 @@ class Tokenizer:
         """Writes the tokenizer to a file, atomically: tokenforge's own format, or any of
         tokenforge.formats ("huggingface", "tiktoken", "gpt2", "vocab_merges", "bert_vocab", ...)."""
         name = FORMAT_ALIASES.get(format, format)
-        writer = WRITERS.get(name)
+        writer = WRITERS.get(name) if name != "to_tiktoken" else None  # (to_tiktoken makes an object, not a file)
         if writer is None:
-            raise ValueError(f"unknown format {format!r}; known: {', '.join(repr(f) for f in WRITERS)}")
+            raise ValueError(f"unknown format {format!r}; known: {', '.join(repr(f) for f in WRITERS if f != 'to_tiktoken')}")
         writer(self, path)
 
     def to_tiktoken(self):

@@ -93,11 +93,20 @@ _FLAGS = {
     "val_fraction": "--val-fraction",
     "special_tokens": "--special-token",
 }
-_FLAG_RE = re.compile("|".join(re.escape(k) for k in sorted(_FLAGS, key=len, reverse=True)))
+# A keyword as a word of its own (not "enc.special_tokens_set"), and not a Python value after it
+# ("special_tokens={...}" is Python's syntax, which no flag takes).
+_FLAG_RE = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(k) for k in sorted(_FLAGS, key=len, reverse=True))
+                      + r")(?![\w]|=\{)")
+_RANKS_ONLY = "a tiktoken rank file holds only the ranks"
 
 
 def as_flags(message: str) -> str:
     """A library error message with its keyword arguments replaced by the command line's flags
     (a flag already given beside the keyword, as in "--overwrite (overwrite=True)", stays once)."""
     message = re.sub(r" \((?:eot|errors|overwrite|add_eot|resume)=[^)]*\)", "", message)
-    return _FLAG_RE.sub(lambda m: _FLAGS[m.group(0)], message)
+    message = _FLAG_RE.sub(lambda m: _FLAGS[m.group(0)], message)
+    message = re.sub(r"\((--[\w-]+) / \1\)", r"(\1)", message)  # "(shard_size / --shard-size)"
+    if _RANKS_ONLY in message:  # (the options -t cannot take: convert the file once, then use it)
+        message += ("; on the command line: tokenforge convert FILE OUT.json --to tokenforge --pattern NAME "
+                    "[--special-token TOKEN=ID], then -t OUT.json")
+    return message

@@ -4,6 +4,7 @@ flag, the tokenizer and pattern options, the one special-token policy, text inpu
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -160,8 +161,11 @@ def encode_with_policy(tok, text: str, policy: str) -> list[int]:
         try:
             return tok.encode(text, allowed_special=set(), disallowed_special="all")
         except ValueError as e:
-            raise ValueError(f"{e} (--allow-special encodes it as the special token; without a flag it is ordinary text)"
-                             ) from None
+            # (tiktoken's message is five lines of Python advice: the command line says it in one)
+            found = re.search(r"disallowed special token ('.*?')", str(e))
+            what = f"the text holds the special token {found.group(1)}" if found else str(e)
+            raise ValueError(f"{what} (--allow-special encodes it as the special token; without a flag it is "
+                             "ordinary text)") from None
     return tok.encode_ordinary(text)
 
 

@@ -163,6 +163,9 @@ def test_gpt2_files_are_gpt2s(tmp_path, tiktoken_module, shared_dir, gpt2):
 
     ranks = data_gym_to_mergeable_bpe_ranks(str(tmp_path / "vocab.bpe"), str(tmp_path / "encoder.json"))
     assert ranks == gpt2._mergeable_ranks
+    # the folder those files are in loads too (it was "a folder without a tokenizer file")
+    again = tokenforge.load(tmp_path)
+    assert again.encode_ordinary("Hello world, 1234!") == gpt2.encode_ordinary("Hello world, 1234!")
 
 
 def test_gpt2_files_from_shared(shared_dir, gpt2, corpus_texts):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ._common import fail, parse_json
 
-CANDIDATES = ("tokenizer.json", "tekken.json", "tokenizer.model", "vocab.json", "vocab.txt")
+CANDIDATES = ("tokenizer.json", "tekken.json", "tokenizer.model", "vocab.json", "encoder.json", "vocab.txt")
 
 
 def _json(path: Path):

@@ -287,6 +287,24 @@ def test_bert_vocab_txt(tmp_path, hf_wordpiece, texts):
     assert (tmp_path / "again" / "vocab.txt").read_bytes() == (tmp_path / "vocab.txt").read_bytes()
 
 
+@pytest.mark.parametrize("suffix", [None, "</w>"])
+def test_character_bpe_without_an_unknown_token_drops_unknown_characters(tmp_path, training_text, suffix):
+    # tokenizers' BPE with unk_token null skips a character outside its vocabulary (a real file on
+    # PyPI, afaanoromo-tokenizer's, has one); tokenforge raised. Its own CharBPE still raises.
+    marker = {} if suffix is None else {"end_of_word_suffix": suffix}
+    t = hf.Tokenizer(hm.BPE(**marker))
+    t.pre_tokenizer = pre_tokenizers.Whitespace()
+    t.train_from_iterator(chunks(training_text[:200_000].replace(",", "")),
+                          trainers.BpeTrainer(vocab_size=600, show_progress=False, **marker))
+    ours = tokenforge.load(write(tmp_path, t.to_str()))
+    for text in ("hello, world", ",", "a,b,,c 😀 日本", training_text[:5_000], "x,"):
+        assert ours.encode(text, add_special_tokens=False) == t.encode(text, add_special_tokens=False).ids, text
+    ours.save(tmp_path / "own.json")
+    assert tokenforge.load(tmp_path / "own.json").encode("a, b") == t.encode("a, b").ids
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        tokenforge.models.CharBPE({"a": 0}, [], end_of_word=None, unk_token=None).encode_words(["ab"])
+
+
 def test_bert_vocab_txt_special_tokens_as_bert_reads_them(tmp_path, hf_wordpiece):
     # tokenizers' BertWordPieceTokenizer (and transformers' BertTokenizerFast) make every marker of
     # the file a special token, [UNK] too: written in the text it is one id, and a decode that skips

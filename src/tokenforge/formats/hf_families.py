@@ -211,7 +211,7 @@ def _char_bpe(source, model, vocab, specials):
         ids = memoryview(packed).cast("I")
         if len(set(zip(ids[0::3], ids[1::3]))) == len(merges):
             return CharBPE(vocab, Merges(packed), end_of_word=eow, start_of_word=None, attach_markers=True,
-                           unk_token=unk, special_tokens=specials)
+                           unk_token=unk, special_tokens=specials, drop_unknown=True)
     # (comprehensions first, the loop with its messages only for a file they find wrong)
     split = [m.split(" ") if type(m) is str else m for m in merges]
     pairs = [(p[0], p[1]) for p in split if type(p) is list and len(p) == 2]
@@ -228,7 +228,7 @@ def _char_bpe(source, model, vocab, specials):
         n, missing = next((n, x) for n, (a, b) in enumerate(pairs) for x in (a, b, a + b) if x not in vocab)
         fail(source, f"model.merges[{n}]", f"{missing!r} is not in model.vocab")
     return CharBPE(vocab, pairs, end_of_word=eow, start_of_word=None, attach_markers=True, unk_token=unk,
-                   special_tokens=specials)
+                   special_tokens=specials, drop_unknown=True)  # (tokenizers skips an unknown character)
 
 
 def _check_reachable_specials(source, m, pre, kind) -> None:

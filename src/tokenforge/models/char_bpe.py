@@ -50,8 +50,11 @@ class CharBPE(NativeWordModel):
 
     def __init__(self, vocab: Mapping[str, int], merges: Sequence[tuple[str, str]], *,
                  end_of_word: str | None = "</w>", start_of_word: str | None = None, attach_markers: bool = True,
-                 unk_token: str | None = "<unk>", special_tokens=SPECIAL_TOKENS):
+                 unk_token: str | None = "<unk>", special_tokens=SPECIAL_TOKENS, drop_unknown: bool = False):
         super().__init__(vocab, special_tokens)
+        # Without an unknown token, a character outside the vocabulary is an error, or with
+        # drop_unknown (tokenizer.json files whose unk_token is null: tokenizers skips it) left out.
+        self.drop_unknown = bool(drop_unknown) and unk_token is None
         for m in (end_of_word, start_of_word):
             if m is not None and (not isinstance(m, str) or not m):
                 raise ValueError("a word marker must be a non-empty str or None")
@@ -78,7 +81,8 @@ class CharBPE(NativeWordModel):
                 raise ValueError(f"merge {n} ({a!r}, {b!r}) uses {missing!r}, which is not in the vocabulary") from None
         self._rules = rules
         self._native = _core.CharBpe(vocab, native_rules, self.end_of_word or "", self.start_of_word or "",
-                                     self.attach_markers, -1 if self.unk_id is None else self.unk_id)
+                                     self.attach_markers, -1 if self.unk_id is None else self.unk_id,
+                                     drop_unknown=self.drop_unknown)
 
     @property
     def merges(self) -> list[tuple[str, str]]:
@@ -116,6 +120,8 @@ class CharBPE(NativeWordModel):
                 ids.append(self.vocab[s])
             elif self.unk_id is not None:
                 ids.append(self.unk_id)
+            elif self.drop_unknown:
+                continue
             else:
                 raise ValueError(f"the character {s!r} is not in the vocabulary and the model has no unknown token")
         while len(ids) > 1:
@@ -154,13 +160,15 @@ class CharBPE(NativeWordModel):
             "attach_markers": self.attach_markers,
             "unk_token": self.unk_token,
             "special_tokens": list(self.special_tokens),
+            "drop_unknown": self.drop_unknown,
         }
 
     @classmethod
     def from_dict(cls, d: dict) -> "CharBPE":
         vocab = d.get("vocab_map") or {t: i for i, t in enumerate(d["vocab"])}
         return cls(vocab, [tuple(m) for m in d["merges"]], end_of_word=d["end_of_word"], start_of_word=d["start_of_word"],
-                   attach_markers=d["attach_markers"], unk_token=d["unk_token"], special_tokens=d["special_tokens"])
+                   attach_markers=d["attach_markers"], unk_token=d["unk_token"], special_tokens=d["special_tokens"],
+                   drop_unknown=d.get("drop_unknown", False))
 
     def save_vocab_merges(self, directory, prefix: str = "") -> tuple[Path, Path]:
         """Writes vocab.json ({token: id}) and merges.txt ("left right" per line, HF's

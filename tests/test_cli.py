@@ -162,3 +162,18 @@ def test_disallowed_special_text_is_one_line(tmp_path, capsys):
     assert cli.main(["count", "-t", "gpt2", "--disallow-special", str(text)]) != 0
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "the text holds the special token '<|endoftext|>'" in err
+
+
+def test_a_special_token_on_a_tokens_id_is_refused(tmp_path, capsys):
+    # convert wrote a file that loading then refused; in Python the two mapped to one id
+    enc = tokenforge.get_encoding("gpt2")
+    with pytest.raises(ValueError, match=r"'<\|endoftext\|>' has id 5, the id of the token b'&'"):
+        tokenforge.Tokenizer.from_ranks(enc._mergeable_ranks, pattern=enc.pattern, special_tokens={"<|endoftext|>": 5})
+    enc.save(tmp_path / "g.tiktoken", format="tiktoken")
+    out = tmp_path / "out.json"
+    rc = cli.main(["convert", str(tmp_path / "g.tiktoken"), str(out), "--to", "huggingface", "--pattern", "gpt2",
+                   "--special-token", "<|endoftext|>=5"])
+    assert rc != 0 and not out.exists() and "the id of the token" in capsys.readouterr().err
+    assert cli.main(["convert", str(tmp_path / "g.tiktoken"), str(out), "--to", "huggingface", "--pattern", "gpt2",
+                     "--special-token", "<|endoftext|>=50256"]) == 0
+    assert tokenforge.load(out).encode("a<|endoftext|>", allowed_special="all") == [64, 50256]

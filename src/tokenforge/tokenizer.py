@@ -281,6 +281,16 @@ class Tokenizer:
                     raise ValueError(f"the added token {c!r} appears twice")
                 seen.add(c)
         # Two special tokens may share an id (tiktoken's o200k_harmony does); decoding gives the first.
+        # A special token may not take a mergeable token's id with other bytes: both would encode
+        # to that id, and decoding it gives the mergeable token (special_tokens={'<|endoftext|>': 5}
+        # mapped '<|endoftext|>' and b'\x05' to 5).
+        if isinstance(self._model, ByteBPE) and special_tokens:
+            token_bytes = self._model.token_bytes
+            for s, i in special_tokens.items():
+                b = token_bytes(i)
+                if b is not None and b != s.encode("utf-8", "surrogatepass"):
+                    raise ValueError(f"the special token {s!r} has id {i}, the id of the token {b!r} "
+                                     "(give it an id no token has)")
         return tokens
 
     def _plan(self) -> None:

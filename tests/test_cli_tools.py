@@ -281,3 +281,9 @@ def test_pattern_assumed_for_gpt2_files_is_said(capsys, tmp_path):
     assert "carries no split pattern; GPT-2's is assumed" in err
     rc, _, err = run(capsys, "encode", "-t", "gpt2", "--text", "hello world")
     assert "assumed" not in err
+    # and converting a tokenizer of another pattern to such files says what is lost
+    tokenforge.get_encoding("cl100k_base").save(tmp_path / "cl.json")
+    rc, _, err = run(capsys, "convert", str(tmp_path / "cl.json"), str(tmp_path / "vm"), "--to", "vocab_merges")
+    assert rc == 0 and "carry no split pattern" in err
+    rc, _, err = run(capsys, "convert", str(tmp_path / "encoder.json"), str(tmp_path / "again"), "--to", "gpt2")
+    assert rc == 0 and "carry no split pattern" not in err

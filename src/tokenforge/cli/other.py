@@ -13,8 +13,10 @@ def add_convert_command(subparsers) -> None:
         "convert",
         help="convert a tokenizer file to another format",
         description="Reads any supported tokenizer file (recognised by its content) and writes it in FORMAT: "
-        "tokenforge, huggingface (tokenizer.json), tiktoken, gpt2 (encoder.json + vocab.bpe), "
-        "vocab_merges (vocab.json + merges.txt) or listing (.vocab, for people).",
+        "tokenforge, huggingface (tokenizer.json), transformers (a model folder: tokenizer.json + "
+        "tokenizer_config.json), tiktoken, tekken, gpt2 (encoder.json + vocab.bpe), vocab_merges "
+        "(vocab.json + merges.txt), sentencepiece (.model), bert_vocab (vocab.txt), rwkv, or listing "
+        "(.vocab, for people). A format that cannot hold the tokenizer exactly is refused with the reason.",
     )
     p.add_argument("input", metavar="IN")
     p.add_argument("output", metavar="OUT")
@@ -40,8 +42,16 @@ def cmd_convert(args) -> int:
                 raise ValueError(f"--special-token takes TOKEN=ID, got {item!r}")
             special[token] = int(value)
         overrides["special_tokens"] = special
-    convert(args.input, args.output, args.to, **overrides)
+    tok = convert(args.input, args.output, args.to, **overrides)
     print(f"wrote {args.output} ({args.to})", file=sys.stderr)
+    pattern = getattr(tok, "pattern", None)
+    from ..patterns import NAMED
+
+    if args.to in ("gpt2", "vocab_merges") and pattern is not None and pattern not in (NAMED["gpt2"], "gpt2"):
+        # (these files carry no split pattern: readers assume GPT-2's, which gives other ids)
+        print(f"note: {args.to} files carry no split pattern and readers assume GPT-2's; this tokenizer "
+              "splits with another, so load them with pattern= (or save as huggingface or tokenforge)",
+              file=sys.stderr)
     return 0
 
 

@@ -350,7 +350,15 @@ def tokenizer_fingerprint(tok) -> str | None:
     id_to_token = getattr(tok, "id_to_token", None)
     if id_to_token is None:
         return None
-    tokens = [id_to_token(i) for i in range(tok.n_vocab)]
+    try:
+        tokens = [id_to_token(i) for i in range(tok.n_vocab)]
+    except (ValueError, KeyError, IndexError):  # (a family whose id_to_token raises for a gap in its ids)
+        tokens = []
+        for i in range(tok.n_vocab):
+            try:
+                tokens.append(id_to_token(i))
+            except (ValueError, KeyError, IndexError):
+                tokens.append(None)
     text = json.dumps([tok.n_vocab, getattr(tok, "pattern", None), tokens], ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 

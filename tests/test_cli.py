@@ -177,3 +177,21 @@ def test_a_special_token_on_a_tokens_id_is_refused(tmp_path, capsys):
     assert cli.main(["convert", str(tmp_path / "g.tiktoken"), str(out), "--to", "huggingface", "--pattern", "gpt2",
                      "--special-token", "<|endoftext|>=50256"]) == 0
     assert tokenforge.load(out).encode("a<|endoftext|>", allowed_special="all") == [64, 50256]
+
+
+def test_decode_and_serve_say_what_is_wrong(tmp_path, capsys):
+    import socket
+
+    assert cli.main(["decode", "-t", "gpt2", "-i", str(tmp_path / "missing.bin")]) != 0
+    assert "missing.bin: no such file" in capsys.readouterr().err
+    assert cli.main(["decode", "-t", "gpt2", "-i", str(tmp_path)]) != 0
+    assert "no index.json (not a folder of shards" in capsys.readouterr().err
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    try:
+        port = busy.getsockname()[1]
+        assert cli.main(["serve", "--port", str(port)]) != 0
+        assert f"127.0.0.1:{port} is in use by another program (--port PORT" in capsys.readouterr().err
+    finally:
+        busy.close()

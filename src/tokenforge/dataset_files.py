@@ -318,7 +318,10 @@ def read_ids(path: str | os.PathLike, *, verify: bool = False) -> np.ndarray:
             _check_file(path, _load_json(sidecar), ids.dtype, sidecar, True, offset=path.stat().st_size - ids.nbytes)
         return ids
     if not sidecar.exists():
-        raise ValueError(f"{path}: no sidecar {sidecar.name} (an interrupted write, or not written by tokenforge)")
+        if not path.exists():
+            raise ValueError(f"{path}: no such file")
+        raise ValueError(f"{path}: no sidecar {sidecar.name} (an interrupted write, or not written by tokenforge; "
+                         "a shard of a folder is read with read_shards / open_shards on the folder)")
     meta = _load_json(sidecar)
     dtype = _checked_dtype(meta, sidecar)
     _check_file(path, meta, dtype, sidecar, verify)
@@ -349,6 +352,8 @@ def _load_json(path: Path) -> dict:
 
 
 def _read_index(folder: Path) -> dict:
+    if not (folder / INDEX_NAME).is_file():
+        raise FileNotFoundError(f"{folder}: no {INDEX_NAME} (not a folder of shards written by tokenforge)")
     index = _load_json(folder / INDEX_NAME)
     shards = index.get("shards")
     if not isinstance(shards, list) or not all(isinstance(s, dict) for s in shards):

@@ -33,6 +33,7 @@ meant to be exposed to a network.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import json
 import os
@@ -619,7 +620,13 @@ def serve(
     **options,
 ) -> None:
     """Serves the visualizer until interrupted (Ctrl-C). Options as for make_server."""
-    server = make_server(host, port, tokenizer_files=tokenizer_files, verbose=verbose, **options)
+    try:
+        server = make_server(host, port, tokenizer_files=tokenizer_files, verbose=verbose, **options)
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise OSError(f"{host}:{port} is in use by another program (--port PORT, or --port 0 for any free one)"
+                          ) from None
+        raise
     if not server.loopback:
         print(
             f"warning: listening on {host}, not a loopback address: anyone who can reach it can use it",

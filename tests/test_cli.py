@@ -112,11 +112,12 @@ def test_ctrl_c_while_renaming_keeps_tokenizer_and_listing_together(tmp_path, co
         (["train", "{corpus}", "-o", "x.tokenforge", "--vocab-size", "100"], "--vocab-size must be at least 256"),
         (["train", "{corpus}", "-o", "nowhere/x.tokenforge", "--vocab-size", "300"], "nowhere: no such folder for --output"),
         (["train", "{corpus}", "-o", "{tmp}", "--vocab-size", "300"], "is a directory"),
-        (["train", "{tmp}", "-o", "x.tokenforge", "--vocab-size", "300"], "is a directory"),
+        (["train", "{tmp}/empty", "-o", "x.tokenforge", "--vocab-size", "300"], "a folder without files"),
     ],
 )
 def test_train_errors(tmp_path, corpus, capsys, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
     args = [a.format(corpus=corpus, tmp=tmp_path) for a in args]
     assert cli.main(args + ["-q"]) == 1
     err = capsys.readouterr().err
@@ -195,3 +196,33 @@ def test_decode_and_serve_say_what_is_wrong(tmp_path, capsys):
         assert f"127.0.0.1:{port} is in use by another program (--port PORT" in capsys.readouterr().err
     finally:
         busy.close()
+
+
+def test_train_reads_what_encode_reads(tmp_path, corpus_texts):
+    # JSON lines (a field of each record), gzip, folders: each document a text of its own, as
+    # train_bpe(iter(documents)); a compressed text file as the same text uncompressed (train used
+    # to count the JSON and the compressed bytes, or refuse them)
+    import gzip
+    import json
+
+    docs = [d for d in corpus_texts["shakespeare"][:120_000].split("\n\n") if d.strip()]
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps({"id": k, "body": d}) + "\n" for k, d in enumerate(docs)),
+                                      encoding="utf-8")
+    text = corpus_texts["stdlib"][:100_000]
+    (tmp_path / "f.txt").write_text(text, encoding="utf-8")
+    with gzip.open(tmp_path / "f.txt.gz", "wt", encoding="utf-8") as f:
+        f.write(text)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "f.txt").write_text(text, encoding="utf-8")
+
+    def trained(*inputs):
+        out = tmp_path / f"t{len(list(tmp_path.iterdir()))}.tf"
+        assert cli.main(["train", *map(str, inputs), "-o", str(out), "--vocab-size", "500", "-q", "--no-vocab-file"]) == 0
+        return tokenforge.load(out)._mergeable_ranks
+
+    assert cli.main(["train", str(tmp_path / "d.jsonl"), "--field", "body", "-o", str(tmp_path / "j.tf"),
+                     "--vocab-size", "500", "-q", "--no-vocab-file"]) == 0
+    assert tokenforge.load(tmp_path / "j.tf")._mergeable_ranks == \
+        tokenforge.train_bpe(iter(docs), 500, verbose=False)._mergeable_ranks
+    plain = trained(tmp_path / "f.txt")
+    assert trained(tmp_path / "f.txt.gz") == plain == trained(tmp_path / "folder")

@@ -16,10 +16,16 @@ def add_train_command(subparsers) -> None:
     p = subparsers.add_parser(
         "train",
         help="train a byte-level BPE tokenizer on text files",
-        description="Trains a byte-level BPE tokenizer on UTF-8 text files and writes the tokenizer file "
-        "(tokenforge's format, written atomically) and a human-readable vocabulary listing.",
+        description="Trains a byte-level BPE tokenizer on the inputs `encode` reads (UTF-8 text files, JSON "
+        "lines, Parquet, gzip or zstd compressed, folders, globs, - for standard input) and writes the "
+        "tokenizer file (tokenforge's format, written atomically) and a human-readable vocabulary listing. "
+        "Plain text files are read natively in chunks; the documents of the other inputs are each a text of "
+        "their own (a compressed text file is one text, held in memory).",
     )
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="text / JSON lines / Parquet files, folders, globs, -")
+    p.add_argument("--field", default="text", help="the field holding the text in JSON lines and Parquet (default: text)")
+    p.add_argument("--format", choices=["auto", "text", "jsonl", "parquet"], default="auto",
+                   help="the inputs' format (default: by their names and contents)")
     p.add_argument("-o", "--output", required=True, help="the tokenizer file to write")
     p.add_argument("--vocab-size", type=vocab_size, required=True, help="256 bytes + merges + special tokens")
     p.add_argument("--pattern", type=split_pattern, default="cl100k",
@@ -49,7 +55,7 @@ def cmd_train(args) -> int:
         raise FileNotFoundError(f"{output.parent}: no such folder for --output")
     start = time.perf_counter()
     tok = train_bpe(
-        list(args.inputs),
+        _training_inputs(args),
         args.vocab_size,
         pattern=args.pattern,
         special_tokens=args.special_token,
@@ -68,6 +74,32 @@ def cmd_train(args) -> int:
     if not args.quiet:
         print(f"trained {tok.n_vocab} tokens in {seconds:.1f} s; wrote {', '.join(written)}", file=sys.stderr)
     return 0
+
+
+def _training_inputs(args):
+    """What train_bpe reads: the paths themselves when every input is a plain local text file (read
+    natively, in chunks), else the texts of every input as `encode` reads them (a document of JSON
+    lines or Parquet, or a whole text file, each a text of its own)."""
+    from ..dataset_readers import _COMPRESSION_SUFFIXES, expand_inputs, format_of, is_url, segments
+
+    sources = expand_inputs(list(args.inputs))
+    if all(not s.is_stdin and not is_url(s.name) and not s.name.lower().endswith(_COMPRESSION_SUFFIXES)
+           and format_of(s.name, args.format, _head(s.name)) == "text" for s in sources):
+        return [s.name for s in sources]
+
+    def texts():
+        for s in sources:
+            for text, _ in segments(s, fmt=args.format, field=args.field, errors=args.errors):
+                yield text
+    return texts()
+
+
+def _head(name: str) -> bytes:
+    try:
+        with open(name, "rb") as f:
+            return f.read(8)
+    except OSError:
+        return b""
 
 
 def _save_together(tok, output: Path, vocab_path: Path | None) -> list[str]:

@@ -226,3 +226,17 @@ def test_train_reads_what_encode_reads(tmp_path, corpus_texts):
         tokenforge.train_bpe(iter(docs), 500, verbose=False)._mergeable_ranks
     plain = trained(tmp_path / "f.txt")
     assert trained(tmp_path / "f.txt.gz") == plain == trained(tmp_path / "folder")
+
+
+def test_count_shows_the_bytes_of_text_of_a_compressed_file(tmp_path, capsys, corpus_texts):
+    import gzip
+    import json
+
+    text = corpus_texts["stdlib"][:50_000]
+    (tmp_path / "f.txt").write_text(text, encoding="utf-8")
+    with gzip.open(tmp_path / "f.txt.gz", "wt", encoding="utf-8") as f:
+        f.write(text)
+    assert cli.main(["count", "-t", "gpt2", "--json", "-q", str(tmp_path / "f.txt"), str(tmp_path / "f.txt.gz")]) == 0
+    rows = json.loads(capsys.readouterr().out)["inputs"]
+    assert rows[0]["bytes"] == rows[1]["bytes"] == len(text.encode("utf-8"))  # (the .gz showed its compressed size)
+    assert rows[0]["tokens"] == rows[1]["tokens"]

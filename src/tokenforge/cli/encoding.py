@@ -159,9 +159,11 @@ def add_count_command(subparsers) -> None:
     p.set_defaults(func=cmd_count)
 
 
-def _count_stream(tok, names: list[str], errors: str, threads, progress) -> list[int]:
+def _count_stream(tok, names: list[str], errors: str, threads, progress, text_bytes: list[int] | None = None
+                  ) -> list[int]:
     """Token counts of files as encode_ordinary would give them, streamed through the dataset reader
-    and encoded in batches across files (many small files keep every core busy)."""
+    and encoded in batches across files (many small files keep every core busy). text_bytes, if
+    given, gets each file's bytes of text (a compressed file's decompressed size)."""
     import os
 
     from ..dataset import _Encoder, batched, encoded
@@ -175,6 +177,8 @@ def _count_stream(tok, names: list[str], errors: str, threads, progress) -> list
         for k, name in enumerate(names):
             for text, _ in segments(Source(name, None), fmt="text", errors=errors,
                                     cut=encoder.cut if encoder.cuttable else None, counter=counter):
+                if text_bytes is not None:
+                    text_bytes[k] += len(text.encode("utf-8", "surrogatepass"))
                 yield text, False, k
 
     for batch, _, per_text in encoded(encoder, batched(items())):
@@ -195,13 +199,14 @@ def cmd_count(args) -> int:
                 raise ValueError(f"{f}: is a directory")
             if not Path(f).exists():
                 raise FileNotFoundError(f"{f}: no such file")
-        sizes = [Path(f).stat().st_size for f in args.files]
+        stored = [Path(f).stat().st_size for f in args.files]  # (compressed sizes: the progress bar's)
+        sizes = [0] * len(args.files)  # the bytes of text, which the table shows
         columns = []
-        for spec, tok in toks:
-            bar = Progress(sum(sizes), desc=f"counting ({spec})", quiet=args.quiet or sum(sizes) < 50 << 20)
+        for n, (spec, tok) in enumerate(toks):
+            bar = Progress(sum(stored), desc=f"counting ({spec})", quiet=args.quiet or sum(stored) < 50 << 20)
             try:
                 columns.append(_count_stream(tok, args.files, args.errors, args.threads,
-                                             lambda b, t: bar.update(b, 0, t)))
+                                             lambda b, t: bar.update(b, 0, t), sizes if n == 0 else None))
             finally:
                 bar.close()
         rows = [(name, size, [col[k] for col in columns]) for k, (name, size) in enumerate(zip(args.files, sizes))]

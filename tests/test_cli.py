@@ -240,3 +240,11 @@ def test_count_shows_the_bytes_of_text_of_a_compressed_file(tmp_path, capsys, co
     rows = json.loads(capsys.readouterr().out)["inputs"]
     assert rows[0]["bytes"] == rows[1]["bytes"] == len(text.encode("utf-8"))  # (the .gz showed its compressed size)
     assert rows[0]["tokens"] == rows[1]["tokens"]
+
+
+def test_a_quiet_encode_sums_up_what_it_did(tmp_path, capsys, corpus_texts):
+    (tmp_path / "f.txt").write_text(corpus_texts["stdlib"][:20_000], encoding="utf-8")
+    assert cli.main(["encode", "-t", "gpt2", "-o", str(tmp_path / "q.bin"), str(tmp_path / "f.txt"), "-q"]) == 0
+    err = capsys.readouterr().err
+    count = len(tokenforge.dataset.read_ids(tmp_path / "q.bin"))
+    assert f"wrote {count:,} tokens" in err and f"1 documents, {count:,} tokens" in err  # (it said 0 tokens, 0%)

@@ -236,9 +236,9 @@ class Progress:
             self.bar = tqdm(total=total_bytes, unit="B", unit_scale=True, desc=desc, file=sys.stderr)
 
     def update(self, nbytes: int, documents: int = 0, tokens: int = 0) -> None:
-        if self.quiet:
-            return
         delta, self.bytes, self.documents, self.tokens = nbytes - self.bytes, nbytes, documents, tokens
+        if self.quiet:  # (the totals are still kept: line() sums a quiet run up too)
+            return
         if self.bar is not None:
             self.bar.update(delta)
             self.bar.set_postfix_str(f"{documents:,} docs, {tokens:,} tokens", refresh=False)

@@ -10,6 +10,7 @@
 #include "common.h"
 #include "longest_match.h"
 #include "pre_split.h"
+#include "unicode.h"
 #include "wordpiece.h"
 
 namespace nb = nanobind;
@@ -376,12 +377,9 @@ struct PyCharBpe {
   void cut_before_spaces(std::string_view t, std::vector<std::string_view>& words) const {
     size_t start = 0;
     for (size_t i = 1; i + 3 <= t.size(); ++i) {
-      if (uint8_t(t[i]) != 0xE2 || uint8_t(t[i + 1]) != 0x96 || uint8_t(t[i + 2]) != 0x81) continue;
-      size_t from = i - 1;  // the first byte of the character before
-      while (from > start && (uint8_t(t[from]) & 0xC0) == 0x80) --from;
-      if (from < start) continue;  // (i == start)
-      std::string_view before = t.substr(from, i - from);
-      if (std::find(before_space.begin(), before_space.end(), before) != before_space.end()) continue;
+      if (uint8_t(t[i]) != 0xE2 || uint8_t(t[i + 1]) != 0x96 || uint8_t(t[i + 2]) != 0x81 || i == start ||
+          char_before_is_one_of(bytes_of(t), start, i, before_space))
+        continue;
       words.push_back(t.substr(start, i - start));
       start = i;
     }

@@ -3,6 +3,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
 
 namespace tokenforge {
 
@@ -37,6 +40,18 @@ struct Char {
 
 // Classes of the ASCII range (the hot path), filled from the full table at start-up.
 extern const uint8_t kAsciiClass[128];
+
+// Whether the character that ends at s[end] (it begins at or after s[start]; end > start) is one
+// of `chars` (each one character's UTF-8): the sentencepiece-style word cuts before a "\u2581"
+// (unigram.cc's BPE words, the Llama-2-style tokenizer.json binding) ask it of the character before.
+inline bool char_before_is_one_of(const uint8_t* s, size_t start, size_t end, const std::vector<std::string>& chars) {
+  size_t from = end - 1;
+  while (from > start && (s[from] & 0xC0) == 0x80) --from;  // back to the character's first byte
+  const size_t len = end - from;
+  for (const std::string& c : chars)
+    if (c.size() == len && std::memcmp(c.data(), s + from, len) == 0) return true;
+  return false;
+}
 
 // Strict UTF-8, as Python's codec: no overlong forms, no surrogates, nothing above U+10FFFF, no
 // truncated sequence. The length of the valid sequence at s[i] (s[i] >= 0x80, i < n), or 0.

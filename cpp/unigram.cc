@@ -12,6 +12,7 @@
 
 #include "parallel.h"
 #include "per_thread.h"
+#include "unicode.h"
 
 namespace tokenforge {
 namespace spm {
@@ -563,7 +564,8 @@ void Model::bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const {
   size_t start = 0;
   while (start < n) {
     size_t end = start + 1;
-    while (end < n && !(end + 3 <= n && std::memcmp(s + end, kSpace, 3) == 0 && cut_before_space(s, start, end)))
+    while (end < n && !(end + 3 <= n && std::memcmp(s + end, kSpace, 3) == 0 &&
+                        !char_before_is_one_of(s, start, end, before_space_)))
       ++end;
     if (end - start > kLongestCachedWord) {  // (a long word is merged, not kept: it rarely comes again)
       size_t first = out.size();
@@ -585,17 +587,6 @@ void Model::bpe(const uint8_t* s, size_t n, std::vector<Span>& out) const {
     for (const Span& sp : it->second) out.push_back(Span{sp.begin + uint32_t(start), sp.end + uint32_t(start), sp.id});
     start = end;
   }
-}
-
-// Whether the text may be cut at `end` (a `▁` starts there): the character before it, which begins
-// at or after `start`, is none of before_space_.
-bool Model::cut_before_space(const uint8_t* s, size_t start, size_t end) const {
-  size_t from = end - 1;
-  while (from > start && (s[from] & 0xC0) == 0x80) --from;
-  const size_t len = end - from;
-  for (const std::string& c : before_space_)
-    if (c.size() == len && std::memcmp(c.data(), s + from, len) == 0) return false;
-  return true;
 }
 
 void Model::bpe_word(const uint8_t* s, size_t n, std::vector<Span>& out) const {

@@ -244,7 +244,6 @@ class Model {
   // make a symbol across such a place, so each side merges as if alone.
   bool words_independent_ = false;
   std::vector<std::string> before_space_;  // the characters (UTF-8) that precede a `▁` in a piece
-  bool cut_before_space(const uint8_t* s, size_t start, size_t end) const;
   bool has_user_ = false;  // user-defined pieces: whole symbols in BPE (user_), bonus scores in unigram
   PieceTrie user_;
   uint64_t serial_ = 0;  // unique per model: keys the per-thread word caches (addresses are reused)

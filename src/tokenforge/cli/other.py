@@ -30,6 +30,7 @@ def add_convert_command(subparsers) -> None:
 
 def cmd_convert(args) -> int:
     from ..io import convert
+    from ..patterns import NAMED
 
     overrides = {}
     if args.pattern is not None:
@@ -45,8 +46,6 @@ def cmd_convert(args) -> int:
     tok = convert(args.input, args.output, args.to, **overrides)
     print(f"wrote {args.output} ({args.to})", file=sys.stderr)
     pattern = getattr(tok, "pattern", None)
-    from ..patterns import NAMED
-
     if args.to in ("gpt2", "vocab_merges") and pattern is not None and pattern not in (NAMED["gpt2"], "gpt2"):
         # (these files carry no split pattern: readers assume GPT-2's, which gives other ids)
         print(f"note: {args.to} files carry no split pattern and readers assume GPT-2's; this tokenizer "

@@ -80,11 +80,10 @@ def _training_inputs(args):
     """What train_bpe reads: the paths themselves when every input is a plain local text file (read
     natively, in chunks), else the texts of every input as `encode` reads them (a document of JSON
     lines or Parquet, or a whole text file, each a text of its own)."""
-    from ..dataset_readers import _COMPRESSION_SUFFIXES, expand_inputs, format_of, is_url, segments
+    from ..dataset_readers import expand_inputs, segments
 
     sources = expand_inputs(list(args.inputs))
-    if all(not s.is_stdin and not is_url(s.name) and not s.name.lower().endswith(_COMPRESSION_SUFFIXES)
-           and format_of(s.name, args.format, _head(s.name)) == "text" for s in sources):
+    if all(_plain_text_file(s, args.format) for s in sources):
         return [s.name for s in sources]
 
     def texts():
@@ -94,12 +93,19 @@ def _training_inputs(args):
     return texts()
 
 
-def _head(name: str) -> bytes:
+def _plain_text_file(source, fmt: str) -> bool:
+    """Whether a source is a local text file, not compressed (by its first bytes, as the readers
+    tell), that train_bpe may read natively."""
+    from ..dataset_readers import _read_head, compression_of, format_of, is_url
+
+    if source.is_stdin or is_url(source.name):
+        return False
     try:
-        with open(name, "rb") as f:
-            return f.read(8)
+        with open(source.name, "rb") as f:
+            head = _read_head(f)
     except OSError:
-        return b""
+        return False  # (the readers name the problem)
+    return compression_of(head) is None and format_of(source.name, fmt, head) == "text"
 
 
 def _save_together(tok, output: Path, vocab_path: Path | None) -> list[str]:

@@ -212,21 +212,18 @@ def _char_bpe(source, model, vocab, specials):
         if len(set(zip(ids[0::3], ids[1::3]))) == len(merges):
             return CharBPE(vocab, Merges(packed), end_of_word=eow, start_of_word=None, attach_markers=True,
                            unk_token=unk, special_tokens=specials, drop_unknown=True)
-    # (comprehensions first, the loop with its messages only for a file they find wrong)
-    split = [m.split(" ") if type(m) is str else m for m in merges]
-    pairs = [(p[0], p[1]) for p in split if type(p) is list and len(p) == 2]
-    if len(pairs) != len(merges) or not all(type(a) is str and type(b) is str and a and b for a, b in pairs):
-        for n, m in enumerate(merges):
-            parts = m.split(" ") if isinstance(m, str) else m if isinstance(m, list) and all(isinstance(x, str) for x in m) else None
-            if parts is None or len(parts) != 2 or not all(parts):
-                fail(source, f"model.merges[{n}]", f"expected 'left right' or [left, right], got {m!r:.80}")
-    if len(set(pairs)) != len(pairs):
-        seen: set = set()
-        n = next(n for n, p in enumerate(pairs) if p in seen or seen.add(p))
-        fail(source, f"model.merges[{n}]", f"the merge {pairs[n][0]!r} + {pairs[n][1]!r} appears twice")
-    if not all(a in vocab and b in vocab and a + b in vocab for a, b in pairs):
-        n, missing = next((n, x) for n, (a, b) in enumerate(pairs) for x in (a, b, a + b) if x not in vocab)
-        fail(source, f"model.merges[{n}]", f"{missing!r} is not in model.vocab")
+    pairs, seen = [], set()
+    for n, m in enumerate(merges):
+        parts = m.split(" ") if isinstance(m, str) else m if isinstance(m, list) and all(isinstance(x, str) for x in m) else None
+        if parts is None or len(parts) != 2 or not all(parts):
+            fail(source, f"model.merges[{n}]", f"expected 'left right' or [left, right], got {m!r:.80}")
+        for part in (parts[0], parts[1], parts[0] + parts[1]):
+            if part not in vocab:
+                fail(source, f"model.merges[{n}]", f"{part!r} is not in model.vocab")
+        if tuple(parts) in seen:
+            fail(source, f"model.merges[{n}]", f"the merge {parts[0]!r} + {parts[1]!r} appears twice")
+        seen.add(tuple(parts))
+        pairs.append((parts[0], parts[1]))
     return CharBPE(vocab, pairs, end_of_word=eow, start_of_word=None, attach_markers=True, unk_token=unk,
                    special_tokens=specials, drop_unknown=True)  # (tokenizers skips an unknown character)
 

@@ -33,7 +33,6 @@ have that guarantee).
 from __future__ import annotations
 
 import functools
-
 import json
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -87,7 +86,7 @@ class CharBPE(NativeWordModel):
     @property
     def merges(self) -> list[tuple[str, str]]:
         if self._merges is None:
-            by_id = {i: t for t, i in self.vocab.items()}
+            by_id = self._by_id
             self._merges = [(by_id[a], by_id[b]) for a, b, _ in self._rules]
         return self._merges
 

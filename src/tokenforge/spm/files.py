@@ -160,7 +160,6 @@ def _bpe_to_hf(tok, m) -> dict:
     if m.add_dummy_prefix:
         normalizer.insert(0, {"type": "Prepend", "prepend": "\u2581"})
         decoder.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
-
     unk = next((p.piece for p in m.pieces if p.type == UNKNOWN), None)
     return {
         "version": "1.0",

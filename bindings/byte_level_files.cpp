@@ -335,6 +335,36 @@ nb::object vocab_by_id(nb::handle vocab) {
   return by_id;
 }
 
+// Whether a vocabulary {token: id} passes vocab_by_id's checks (non-empty str tokens, int ids in
+// [0, 2^32 - 1), each id once), without making the reversed dict: a model makes that only when
+// something asks for a token by id (decoding), so loading a file does not pay for it.
+bool vocab_checked(nb::handle vocab) {
+  if (!PyDict_CheckExact(vocab.ptr())) return false;
+  std::vector<uint32_t> ids;
+  ids.reserve(size_t(PyDict_GET_SIZE(vocab.ptr())));
+  uint32_t top = 0;
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(vocab.ptr(), &pos, &key, &value)) {
+    if (!PyUnicode_CheckExact(key) || PyUnicode_GET_LENGTH(key) == 0 || !PyLong_CheckExact(value)) return false;
+    int overflow = 0;
+    const long long id = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow || id < 0 || id >= 0xFFFFFFFFll) return false;
+    ids.push_back(uint32_t(id));
+    top = std::max(top, uint32_t(id));
+  }
+  if (size_t(top) < 8 * ids.size() + 1024) {  // dense ids (every real file): one bit per id
+    std::vector<bool> seen(size_t(top) + 1);
+    for (uint32_t i : ids) {
+      if (seen[i]) return false;
+      seen[i] = true;
+    }
+    return true;
+  }
+  std::sort(ids.begin(), ids.end());  // a few huge ids: no bit per id below them
+  return std::adjacent_find(ids.begin(), ids.end()) == ids.end();
+}
+
 // JSON read by a faster parser (orjson) is checked against its text: the number of object members
 // (a ':' outside strings each) and of numbers written with a fraction or an exponent. A parser that
 // keeps one of two equal keys has fewer members, one that reads a big integer as a float has more
@@ -458,47 +488,67 @@ nb::object gguf_strings(nb::handle data, size_t pos, size_t count) {
 // no byte alphabet): `merges` "left right" strings or [left, right] lists, every part and the
 // concatenation a key of `vocab` ({str: int id}); the rules (left id, right id, merged id) in order,
 // packed as native uint32 triples (models/byte_bpe.Merges), a repeated pair listed again (the
-// native loop keeps its first rank). None for anything else: the Python reader names the problem.
-// Per merge: three dict lookups and one concatenation, no Python tuple or list (the Python columns
-// were most of loading a 60k-merge file).
-nb::object text_bpe_merges(nb::list merges, nb::dict vocab) {
+// native loop keeps its first rank) unless `unique`. None for anything else (and, with `unique`,
+// for a pair listed twice): the Python reader names the problem.
+// The parts are looked up by their UTF-8 in a table of the vocabulary's (CPython keeps each str's
+// UTF-8 once made): no Python string is made per merge (substrings, the join and their hashes were
+// most of reading a small file's merges).
+nb::object text_bpe_merges(nb::list merges, nb::dict vocab, bool unique) {
+  tokenforge::BytesMap ids;
+  ids.reserve(size_t(PyDict_GET_SIZE(vocab.ptr())));
+  PyObject *key, *value;
+  Py_ssize_t at = 0;
+  while (PyDict_Next(vocab.ptr(), &at, &key, &value)) {
+    if (!PyUnicode_CheckExact(key) || !PyLong_CheckExact(value)) return nb::none();
+    int overflow = 0;
+    const long long id = PyLong_AsLongLongAndOverflow(value, &overflow);
+    Py_ssize_t size;
+    const char* text = PyUnicode_AsUTF8AndSize(key, &size);
+    if (!text) {  // a lone surrogate
+      PyErr_Clear();
+      return nb::none();
+    }
+    if (overflow || id < 0 || id >= 0xFFFFFFFFll) return nb::none();
+    ids.insert(reinterpret_cast<const uint8_t*>(text), uint32_t(size), uint32_t(id));
+  }
+  auto id_of = [&](std::string_view part, uint32_t* out) {
+    return !part.empty() && ids.find(reinterpret_cast<const uint8_t*>(part.data()), part.size(), out);
+  };
+  auto view_of = [](PyObject* s, std::string_view* out) {
+    Py_ssize_t size;
+    const char* text = PyUnicode_AsUTF8AndSize(s, &size);
+    if (!text) PyErr_Clear();
+    *out = std::string_view(text ? text : "", text ? size_t(size) : 0);
+    return text != nullptr;
+  };
   const Py_ssize_t n = PyList_GET_SIZE(merges.ptr());
   std::vector<uint32_t> rules(3 * size_t(n));
-  auto id_of = [&](PyObject* key, uint32_t* out) {
-    PyObject* v = PyDict_GetItemWithError(vocab.ptr(), key);
-    if (!v) {
-      if (PyErr_Occurred()) PyErr_Clear();
-      return false;
-    }
-    if (!PyLong_CheckExact(v)) return false;
-    int overflow = 0;
-    const long long id = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (overflow || id < 0 || id >= 0xFFFFFFFFll) return false;
-    *out = uint32_t(id);
-    return true;
-  };
+  std::string joined;
   for (Py_ssize_t k = 0; k < n; ++k) {
     PyObject* m = PyList_GET_ITEM(merges.ptr(), k);
-    nb::object left, right;
+    std::string_view left, right;
     if (PyUnicode_CheckExact(m)) {
-      const Py_ssize_t len = PyUnicode_GET_LENGTH(m);
-      const Py_ssize_t space = PyUnicode_FindChar(m, ' ', 0, len, 1);
-      if (space <= 0 || space == len - 1 || PyUnicode_FindChar(m, ' ', space + 1, len, 1) != -1) return nb::none();
-      left = nb::steal(PyUnicode_Substring(m, 0, space));
-      right = nb::steal(PyUnicode_Substring(m, space + 1, len));
+      std::string_view both;
+      if (!view_of(m, &both)) return nb::none();
+      const size_t space = both.find(' ');  // (a space byte in UTF-8 is the space character)
+      if (space == std::string_view::npos || both.find(' ', space + 1) != std::string_view::npos) return nb::none();
+      left = both.substr(0, space);
+      right = both.substr(space + 1);
     } else if (PyList_CheckExact(m) && PyList_GET_SIZE(m) == 2 && PyUnicode_CheckExact(PyList_GET_ITEM(m, 0)) &&
-               PyUnicode_CheckExact(PyList_GET_ITEM(m, 1)) && PyUnicode_GET_LENGTH(PyList_GET_ITEM(m, 0)) &&
-               PyUnicode_GET_LENGTH(PyList_GET_ITEM(m, 1))) {
-      left = nb::borrow(PyList_GET_ITEM(m, 0));
-      right = nb::borrow(PyList_GET_ITEM(m, 1));
+               PyUnicode_CheckExact(PyList_GET_ITEM(m, 1))) {
+      if (!view_of(PyList_GET_ITEM(m, 0), &left) || !view_of(PyList_GET_ITEM(m, 1), &right)) return nb::none();
     } else {
       return nb::none();
     }
-    if (!left.is_valid() || !right.is_valid()) throw nb::python_error();
-    nb::object joined = nb::steal(PyUnicode_Concat(left.ptr(), right.ptr()));
-    if (!joined.is_valid()) throw nb::python_error();
+    joined.assign(left).append(right);
     uint32_t* rule = &rules[3 * size_t(k)];
-    if (!id_of(left.ptr(), rule) || !id_of(right.ptr(), rule + 1) || !id_of(joined.ptr(), rule + 2)) return nb::none();
+    if (!id_of(left, rule) || !id_of(right, rule + 1) || !id_of(joined, rule + 2)) return nb::none();
+  }
+  if (unique) {
+    std::vector<uint64_t> pairs(static_cast<size_t>(n));
+    for (size_t k = 0; k < size_t(n); ++k) pairs[k] = uint64_t(rules[3 * k]) << 32 | rules[3 * k + 1];
+    std::sort(pairs.begin(), pairs.end());
+    if (std::adjacent_find(pairs.begin(), pairs.end()) != pairs.end()) return nb::none();
   }
   return nb::steal(PyBytes_FromStringAndSize(reinterpret_cast<const char*>(rules.data()),
                                              Py_ssize_t(rules.size() * sizeof(uint32_t))));
@@ -506,11 +556,12 @@ nb::object text_bpe_merges(nb::list merges, nb::dict vocab) {
 }  // namespace
 
 void bind_byte_level_files(nb::module_& m) {
-  m.def("text_bpe_merges", &text_bpe_merges, nb::arg("merges"), nb::arg("vocab"));
+  m.def("text_bpe_merges", &text_bpe_merges, nb::arg("merges"), nb::arg("vocab"), nb::arg("unique") = false);
   m.def("json_text_shape", &json_text_shape, nb::arg("data"));
   m.def("json_value_shape", &json_value_shape, nb::arg("value").none());
   m.def("byte_level_vocab", &byte_level_vocab, nb::arg("vocab"), nb::arg("special"), nb::arg("decode_only").none() = nb::none());
   m.def("byte_level_merges", &byte_level_merges, nb::arg("merges"), nb::arg("ranks"));
   m.def("vocab_by_id", &vocab_by_id, nb::arg("vocab"));
+  m.def("vocab_checked", &vocab_checked, nb::arg("vocab"));
   m.def("gguf_strings", &gguf_strings, nb::arg("data"), nb::arg("pos"), nb::arg("count"));
 }

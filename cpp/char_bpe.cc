@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <queue>
 #include <unordered_set>
 
@@ -26,6 +27,7 @@ std::unique_ptr<CharBpeModel> CharBpeModel::create(const std::vector<std::pair<u
   }
   const uint8_t* base = reinterpret_cast<const uint8_t*>(m->arena_.data());
   m->by_text_.reserve(tokens.size());
+  std::fill(std::begin(m->ascii_ids_), std::end(m->ascii_ids_), int64_t(-1));
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i].second.empty()) {
       *error = "token " + std::to_string(tokens[i].first) + " is empty";
@@ -35,22 +37,21 @@ std::unique_ptr<CharBpeModel> CharBpeModel::create(const std::vector<std::pair<u
       *error = "two tokens have the same text: " + tokens[i].second;
       return nullptr;
     }
+    const std::string& text = tokens[i].second;
+    if (text.size() == 1 && uint8_t(text[0]) < 0x80) m->ascii_ids_[uint8_t(text[0])] = tokens[i].first;
   }
   m->pairs_.reserve(merges.size());
   for (size_t r = 0; r < merges.size(); ++r) {
     auto [l, rt, mg] = merges[r];
     m->pairs_.insert(l, rt, {uint32_t(r), mg});  // a repeated pair keeps its first (best) rank
   }
-  for (int c = 0; c < 128; ++c) {
-    uint32_t id;
-    const uint8_t ch = uint8_t(c);
-    m->ascii_ids_[c] = m->by_text_.find(&ch, 1, &id) ? int64_t(id) : -1;
-  }
   for (int b = 0; b < 256; ++b) {
+    m->byte_ids_[b] = -1;
+    if (!config.byte_fallback) continue;  // (256 snprintf calls were a tenth of loading a small file)
     char name[8];
     std::snprintf(name, sizeof name, "<0x%02X>", b);
     uint32_t id;
-    m->byte_ids_[b] = config.byte_fallback && m->by_text_.find(reinterpret_cast<const uint8_t*>(name), 6, &id) ? int64_t(id) : -1;
+    if (m->by_text_.find(reinterpret_cast<const uint8_t*>(name), 6, &id)) m->byte_ids_[b] = int64_t(id);
   }
   if (!config.attached) {
     uint32_t id;

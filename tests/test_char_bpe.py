@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenforge as tf
-from tokenforge import models
+from tokenforge import _core, models
 
 pytest.importorskip("tokenizers")
 from tokenizers import Tokenizer  # noqa: E402
@@ -308,3 +308,28 @@ def test_parity_with_hf_many_unknown_characters(corpus_texts, tmp_path):
         ids = ours.encode(text)
         assert ids.count(ours.model.unk_id) > 100, name
         assert ids == theirs.encode(text).ids, name
+
+
+def test_native_vocabulary_check_and_lazy_id_table():
+    # vocab_checked: what vocab_by_id accepts, without the reversed dict (made on first use)
+    assert _core.vocab_checked({"a": 0, "b": 1})
+    assert not _core.vocab_checked({"a": 0, "b": 0})  # an id twice (dense ids: the bit table)
+    assert _core.vocab_checked({"a": 0, "b": 2**32 - 2})  # a huge id: sorted, no bit per id below it
+    assert not _core.vocab_checked({"a": 2**32 - 2, "b": 2**32 - 2})
+    for bad in ({"a": 2**32 - 1}, {"a": -1}, {"": 0}, {"a": True}, {"a": 1.0}, {1: 0}):
+        assert not _core.vocab_checked(bad), bad
+    m = models.CharBPE({"<unk>": 0, "a": 1, "b": 2, "ab": 3}, [("a", "b")], end_of_word=None, unk_token="<unk>")
+    assert "_by_id" not in vars(m)  # not made by loading
+    assert [m.id_to_token(i) for i in range(5)] == ["<unk>", "a", "b", "ab", None]
+    with pytest.raises(ValueError, match="same id"):
+        models.CharBPE({"<unk>": 0, "a": 1, "b": 1}, [], end_of_word=None, unk_token="<unk>")
+
+
+def test_text_merges_read_natively():
+    vocab = {"a": 0, "b": 1, "ab": 2, "é": 3, "éab": 4}
+    rules = _core.text_bpe_merges(["a b", ["é", "ab"]], vocab)
+    assert list(memoryview(rules).cast("I")) == [0, 1, 2, 3, 2, 4]
+    assert _core.text_bpe_merges(["a b", "a b"], vocab) is not None  # hf_stages: the first rank is kept
+    assert _core.text_bpe_merges(["a b", "a b"], vocab, unique=True) is None  # hf_families names it
+    for bad in (["a  b"], ["a b c"], [" ab"], ["ab"], ["a x"], [["a"]], [["a", ""]], [3]):
+        assert _core.text_bpe_merges(bad, vocab) is None, bad

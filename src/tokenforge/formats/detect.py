@@ -29,7 +29,7 @@ import re
 import zlib
 from pathlib import Path
 
-from . import gguf
+from . import bert_vocab, bpe_files, clip, gguf, listing, rwkv, sentencepiece_model, tekken, tiktoken_bpe
 from ._common import fail, parse_json
 
 _NOT_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # bytes.lstrip()'s whitespace
@@ -40,12 +40,18 @@ def load(path, read_own=None, **overrides):
     """Loads a tokenizer from a file or a model folder, recognised by content. `read_own(obj, source=,
     **overrides)` reads tokenforge's own file (tokenforge.io passes it: formats never import io)."""
     path = Path(path)
-    if path.is_dir():
+    try:
+        f = open(path, "rb")  # (a folder is told by the error: no stat of every file first)
+    except OSError as e:
+        f = None
+        if not path.is_dir():
+            _cannot_read(path, e)
+    if f is None:
         from . import model_folder
 
         return model_folder.load(path, sniff=sniff, load_bytes=load_bytes, read_own=read_own, **overrides)
     try:
-        with open(path, "rb") as f:
+        with f:
             head = f.read(4)
             if head == gguf.MAGIC:  # a model file of gigabytes: only its header is read
                 data = None
@@ -53,11 +59,15 @@ def load(path, read_own=None, **overrides):
                 data = head + f.read()
         if data is None:
             return gguf.load_file(path, **overrides)
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such file") from None
     except OSError as e:
-        raise ValueError(f"{path}: cannot read: {e.strerror or e}") from None
+        _cannot_read(path, e)
     return load_bytes(path, data, read_own=read_own, **overrides)
+
+
+def _cannot_read(path, e: OSError):
+    if isinstance(e, FileNotFoundError):
+        raise ValueError(f"{path}: no such file") from None
+    raise ValueError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
 def load_bytes(path: Path, data: bytes, read_own=None, **overrides):
@@ -77,40 +87,24 @@ def _load_bytes(path: Path, data: bytes, read_own, overrides: dict):
     if kind == "gguf":
         return gguf.load(path, data, **overrides)
     if kind == "tekken":
-        from . import tekken
-
         return tekken.load(path, obj, **overrides)
     if kind == "huggingface":
         from . import _load_huggingface
 
         return _load_huggingface(path, obj, overrides)
     if kind == "sentencepiece":
-        from . import sentencepiece_model
-
         return sentencepiece_model.load(path, data, **overrides)
     if kind == "tiktoken":
-        from . import tiktoken_bpe
-
         return tiktoken_bpe.load(path, data, **overrides)
     if kind == "rwkv":
-        from . import rwkv
-
         return rwkv.load(path, data, **overrides)
     if kind == "bert_vocab":
-        from . import bert_vocab
-
         return bert_vocab.load(path, data, **overrides)
     if kind == "clip":
-        from . import clip
-
         return clip.load(path, data, **overrides)
     if kind == "vocab":
-        from . import bpe_files
-
         return bpe_files.load_from_vocab(path, obj, **overrides)
     if kind == "merges":
-        from . import bpe_files
-
         return bpe_files.load_from_merges(path, data, **overrides)
     fail(path, None, "a .vocab listing is for people and cannot be loaded; load the file it was made from")
 
@@ -134,8 +128,6 @@ KINDS = ("tokenforge", "huggingface", "gguf", "tekken", "sentencepiece", "tiktok
 
 def sniff(path, data: bytes) -> tuple[str, object]:
     """(the kind of file, its parsed JSON or None), by content; ValueError if no format fits."""
-    from . import bert_vocab, bpe_files, clip, listing, rwkv, sentencepiece_model, tiktoken_bpe
-
     text = _NOT_SPACE.search(data)  # where the text starts (data.lstrip() copied a binary file that starts with \n)
     if text is None:
         fail(path, None, "the file is empty")
@@ -175,8 +167,6 @@ def sniff(path, data: bytes) -> tuple[str, object]:
 
 
 def _sniff_json(path, obj) -> str:
-    from . import bpe_files, tekken
-
     if not isinstance(obj, dict):
         fail(path, None, f"a JSON {type(obj).__name__}, not a tokenizer (an object)")
     if obj.get("format") == "tokenforge":

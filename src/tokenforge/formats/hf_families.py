@@ -112,9 +112,10 @@ def _load(path, obj, **overrides):
             m, decoder = _char_bpe(source, model, vocab, specials), None
             cls = pipeline.CharBPETokenizer
             decoder = {"type": "BPEDecoder", "suffix": m.end_of_word} if m.end_of_word else None
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         if str(e).startswith(str(source)):
             raise
+        _check_vocab(source, vocab)  # (names a wrong entry of the vocabulary, if that was it)
         fail(source, "model", str(e))
     if kind in ("WordPiece", "WordLevel"):
         _check_reachable_specials(source, m, pre, kind)
@@ -136,10 +137,16 @@ load = malformed_is_value_error(_load)  # the entry point: a wrong JSON type any
 
 
 def _vocab(source, vocab) -> dict[str, int]:
+    """The vocabulary object, which the model checks (natively, in one pass) when it is made; if it
+    refuses it, _check_vocab names what is wrong."""
     if not isinstance(vocab, dict):
         fail(source, "model.vocab", "missing or not an object")
+    return vocab
+
+
+def _check_vocab(source, vocab) -> None:
     if _core.vocab_by_id(vocab) is not None:
-        return vocab  # checked natively in one pass; the loop below names what is wrong
+        return
     seen: dict[int, str] = {}
     for s, i in vocab.items():
         where = f"model.vocab[{s!r}]"
@@ -150,7 +157,6 @@ def _vocab(source, vocab) -> dict[str, int]:
         if i in seen:
             fail(source, where, f"duplicate id {i} (also {seen[i]!r})")
         seen[i] = s
-    return dict(vocab)
 
 
 def _unk(source, model, vocab) -> str:
@@ -206,12 +212,10 @@ def _char_bpe(source, model, vocab, specials):
         fail(source, "model.merges", "missing or not a list")
     # The rules read natively (every part and join looked up at once) when nothing is wrong and no
     # pair is listed twice; else the reading below names the problem.
-    packed = _core.text_bpe_merges(merges, vocab)
+    packed = _core.text_bpe_merges(merges, vocab, unique=True)
     if packed is not None:
-        ids = memoryview(packed).cast("I")
-        if len(set(zip(ids[0::3], ids[1::3]))) == len(merges):
-            return CharBPE(vocab, Merges(packed), end_of_word=eow, start_of_word=None, attach_markers=True,
-                           unk_token=unk, special_tokens=specials, drop_unknown=True)
+        return CharBPE(vocab, Merges(packed), end_of_word=eow, start_of_word=None, attach_markers=True,
+                       unk_token=unk, special_tokens=specials, drop_unknown=True)
     pairs, seen = [], set()
     for n, m in enumerate(merges):
         parts = m.split(" ") if isinstance(m, str) else m if isinstance(m, list) and all(isinstance(x, str) for x in m) else None

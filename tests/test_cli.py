@@ -248,3 +248,34 @@ def test_a_quiet_encode_sums_up_what_it_did(tmp_path, capsys, corpus_texts):
     err = capsys.readouterr().err
     count = len(tokenforge.dataset.read_ids(tmp_path / "q.bin"))
     assert f"wrote {count:,} tokens" in err and f"1 documents, {count:,} tokens" in err  # (it said 0 tokens, 0%)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["encode", "-t", "gpt2", "F", "--text", "hi"], "--text and files (F...): give the text or the files, not both"),
+    (["count", "-t", "gpt2", "F", "--text", "hi"], "--text and files (F...): give the text or the files, not both"),
+    (["encode", "-t", "gpt2", "F", "--field", "body"], "--field applies to a training array: give --output"),
+    (["encode", "-t", "gpt2", "--text", "hi", "--shard-size", "5", "--resume"], "--shard-size, --resume apply to a training array"),
+    (["encode", "-t", "gpt2", "F", "-o", "OUT.bin", "--no-eot", "--eot-token", "<|endoftext|>"],
+     "--no-eot and --eot-token <|endoftext|>: give one or the other"),
+    (["encode", "-t", "gpt2", "F", "-o", "OUT.bin", "--field", "body"], "--field 'body': every input is read as text"),
+    (["encode", "-t", "gpt2", "F", "-o", "OUT.bin", "--field", "body", "--format", "text"], "--field 'body': every input"),
+    (["train", "F", "--vocab-size", "300", "-o", "OUT.json", "--field", "body"], "--field 'body': every input is read as text"),
+])
+def test_options_that_would_be_ignored_are_refused(tmp_path, capsys, args, message):
+    # from the walkthrough: each of these was accepted and silently left out (--text with files
+    # printed the ids of --text alone)
+    (tmp_path / "F").write_text("hello world\n", encoding="utf-8")
+    args = [str(tmp_path / a) if a in ("F", "OUT.bin", "OUT.json") else a for a in args]
+    assert cli.main(args) == 1
+    err = capsys.readouterr().err
+    assert message.replace("F...", str(tmp_path / "F") + "...") in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["F"]  # nothing written
+
+
+def test_field_is_taken_where_an_input_has_fields(tmp_path, capsys):
+    (tmp_path / "F.txt").write_text("plain text\n", encoding="utf-8")
+    (tmp_path / "d.jsonl").write_text('{"body": "hello world"}\n', encoding="utf-8")
+    out = tmp_path / "o.bin"
+    assert cli.main(["encode", "-t", "gpt2", "-q", "-o", str(out), "--field", "body", str(tmp_path / "d.jsonl"),
+                     str(tmp_path / "F.txt")]) == 0
+    assert tokenforge.get_encoding("gpt2").encode("hello world") == tokenforge.dataset.read_ids(out).tolist()[:2]

@@ -84,6 +84,23 @@ def test_bench_runs(capsys):
     assert rc == 0 and "MB/s" in out
 
 
+def test_bench_warms_up_on_the_start_of_the_text(capsys, monkeypatch):
+    # from the walkthrough: with --repeat 1 the one timed call was the first, lazy set-up included
+    from tokenforge.cli import other
+
+    calls = []
+
+    class Spy:
+        def encode_ordinary(self, text):
+            calls.append(len(text))
+            return []
+
+    monkeypatch.setattr(other, "tokenizer", lambda spec: Spy())
+    text = "word " * 30_000
+    rc, out, _ = run(capsys, "bench", "-t", "spy", "--text", text, "--repeat", "1")
+    assert rc == 0 and calls == [other.WARM_UP_CHARS, len(text)]
+
+
 def test_compare_and_bench_show_progress_on_big_inputs(capsys, monkeypatch, corpus_texts):
     from tokenforge.cli import _common
 

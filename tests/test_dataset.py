@@ -339,13 +339,18 @@ def test_resume_of_a_remote_sharded_output(tmp_path, monkeypatch, docs, gpt2, pr
     for split in ("train", "val"):
         got = [np.frombuffer(fs.cat_file(f"{root}/{s['file']}"), np.uint16) for s in remote["shards"] if s["split"] == split]
         assert np.concatenate(got).tolist() == dataset.read_shards(once, split).tolist()
-    with pytest.raises(ValueError, match="already complete"):
-        dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=3000, val_fraction=0.1, resume=True)
-    if protocol == "file":  # the command line passes --resume through, with one line for the error
+    # resuming a finished run: nothing to do, nothing rewritten (a job runner may run --resume again)
+    uploads.clear()
+    again = dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=3000, val_fraction=0.1, resume=True)
+    assert again == dict(remote, already_complete=True) and not uploads
+    assert json.loads(fs.cat_file(f"{root}/index.json")) == remote
+    with pytest.raises(ValueError, match="cannot resume: shard_size"):  # still checked first
+        dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=4000, val_fraction=0.1, resume=True)
+    if protocol == "file":  # the command line passes --resume through
         r = subprocess.run([sys.executable, "-m", "tokenforge.cli", "encode", "-t", "gpt2", "-q", "--shard-size", "3000",
                             "--val-fraction", "0.1", "--resume", "-o", url, str(tmp_path / "d.jsonl")],
                            capture_output=True, text=True)
-        assert r.returncode != 0 and "already complete" in r.stderr and "Traceback" not in r.stderr
+        assert r.returncode == 0 and "complete already" in r.stderr and "nothing to resume" in r.stderr, r.stderr
     # overwrite: the old index goes first, then its shards
     new = dataset.encode_dataset(gpt2, [tmp_path / "d.jsonl"], url, shard_size=100_000, overwrite=True)
     names = sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(root, detail=False))

@@ -396,9 +396,28 @@ def test_round_trip(tmp_path, ours_trained, texts, which, fmt):
         assert back.encode(t) == ours.encode(t), label
 
 
-REFUSED = [("wordpiece", "tiktoken"), ("wordpiece", "gpt2"), ("wordpiece", "listing"), ("wordpiece", "vocab_merges"),
+REFUSED = [("wordpiece", "tiktoken"), ("wordpiece", "gpt2"), ("wordpiece", "vocab_merges"),
            ("char_bpe", "bert_vocab"), ("char_bpe", "tiktoken"), ("word", "bert_vocab"), ("word", "vocab_merges"),
            ("word_split", "huggingface")]
+
+
+@pytest.mark.parametrize("which", ["wordpiece", "char_bpe", "char_bpe_eow", "word"])
+def test_every_family_is_listed_for_people(tmp_path, ours_trained, which):
+    # (the listing was byte-level only: `convert --to listing` refused a WordPiece file)
+    tok = ours_trained[which]
+    tok.save(tmp_path / "t.vocab", format="listing")
+    lines = (tmp_path / "t.vocab").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == f"# tokenforge vocabulary listing: {tok.name}, {tok.vocab_size} tokens"
+    by_id = {int(line.split("\t")[0]): line.split("\t")[1:] for line in lines[1:]}
+    assert sorted(by_id) == sorted(tok.get_vocab().values())
+    for token, i in tok.get_vocab().items():
+        if "\\" not in token and token.isprintable():
+            assert by_id[i][0] == f"[{token}]"
+    specials = {i for i, rest in by_id.items() if rest[1:] == ["special"]}
+    assert specials == {t.id for t in tok._added if t.special}
+    if which.startswith("char_bpe"):  # each merged token shows the merge that makes it
+        a, b = tok.model.merges[-1]
+        assert by_id[tok.token_to_id(a + b)][1] == f"[{a}] + [{b}]"
 
 
 @pytest.mark.parametrize("which,fmt", REFUSED)

@@ -353,6 +353,15 @@ def test_ray_resume_after_a_killed_driver(ray_cluster, files, trained, tmp_path)
         distributed.read_shards(out)
     with pytest.raises(FileExistsError, match="resume"):
         distributed.encode_files_ray(trained, files, out, shard_size=40_000)
+    # another tokenizer of the same name and size (two tokens' ids swapped): refused, not mixed in
+    ranks = dict(trained._mergeable_ranks)
+    a, b = sorted(ranks, key=ranks.get)[-2:]
+    ranks[a], ranks[b] = ranks[b], ranks[a]
+    impostor = tokenforge.Tokenizer.from_ranks(ranks, pattern=trained.pattern, special_tokens=trained._special_tokens,
+                                               name=trained.name)
+    assert (impostor.name, impostor.n_vocab) == (trained.name, trained.n_vocab)
+    with pytest.raises(ValueError, match="cannot resume with another tokenizer"):
+        distributed.encode_files_ray(impostor, files, out, shard_size=40_000, resume=True)
     inodes = {s["file"]: os.stat(out / s["file"]).st_ino for s in kept}
     again = distributed.encode_files_ray(trained, files, out, shard_size=40_000, resume=True)
     assert {f: os.stat(out / f).st_ino for f in inodes} == inodes  # finished shards not rewritten

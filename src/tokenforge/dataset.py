@@ -308,6 +308,8 @@ def encode_dataset(
         out = _SingleOutput(output, dtype, splits, overwrite)
     else:
         out = _ShardedOutput(output, dtype, splits, shard_size, header, overwrite, resume, _publish)
+        if out.complete_index is not None:  # (same tokenizer and options, checked): resuming it is done at once
+            return dict(out.complete_index, already_complete=True)
     state = Progress(sum(s.size or 0 for s in sources) if all(s.size is not None for s in sources) else None)
     started = time.perf_counter()
     counter = [0]

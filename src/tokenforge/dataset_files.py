@@ -152,10 +152,14 @@ class _ShardedOutput:
         self.shards: list[dict] = []
         self.documents = 0
         self.skip = 0
+        self.complete_index = None  # a finished run asked to resume: nothing to do (encode_dataset returns it)
         if self.index_path.exists():
             old = _read_index(folder)
             if resume:
                 self._check_resumable(old)
+                if old.get("complete"):
+                    self.complete_index = old
+                    return
                 self.shards = old["shards"]
                 self.documents = self.skip = old["documents"]
             elif not overwrite:
@@ -181,8 +185,6 @@ class _ShardedOutput:
             if old.get(key) != self.header.get(key):
                 raise ValueError(f"{self.index_path}: cannot resume: {key} was {old.get(key)!r}, now "
                                  f"{self.header.get(key)!r} (same inputs and options needed; or --overwrite)")
-        if old.get("complete"):
-            raise ValueError(f"{self.index_path}: already complete; nothing to resume")
 
     def write(self, split: str, ids: np.ndarray) -> None:
         part = self.parts.get(split)

@@ -472,7 +472,7 @@ def encode_files_ray(
     themselves. index.json is rewritten as shards complete ("complete": false until
     the end), so resume=True after a killed driver encodes only the shards it does not list.
     num_threads is the native threads (and Ray CPUs) of each task."""
-    from .dataset import INDEX_NAME as _INDEX, SHARDS_FORMAT, dtype_for, resolve_eot
+    from .dataset import INDEX_NAME as _INDEX, SHARDS_FORMAT, dtype_for, resolve_eot, tokenizer_fingerprint
     from .dataset_readers import _read_head, compression_of, expand_inputs, format_of, is_url
 
     if isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1:
@@ -530,11 +530,13 @@ def encode_files_ray(
         "dtype": dtype.name,
         "byteorder": sys.byteorder,
         "tokenizer": getattr(tok, "name", None) or type(tok).__name__,
+        "tokenizer_sha256": tokenizer_fingerprint(tok),  # (a name alone let another tokenizer's ids in)
         "n_vocab": tok.n_vocab,
         "eot_token": eot_id,
         "separator": separator,
     }
-    if resume and done and any(old.get(k) != v for k, v in header.items() if k not in ("format", "version")):
+    if resume and done and any(old.get(k) != v for k, v in header.items() if k not in ("format", "version")
+                               and (k != "tokenizer_sha256" or k in old)):  # (an index written before it was kept)
         raise ValueError(f"{index_path}: cannot resume with another tokenizer, dtype, eot or separator; "
                          "pass overwrite=True")
     stale = set()

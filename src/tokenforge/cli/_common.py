@@ -176,6 +176,8 @@ def encode_with_policy(tok, text: str, policy: str) -> list[int]:
 def read_text(args) -> list[tuple[str, str]]:
     """(name, text) of each input: --text, else the files (or - for stdin), else stdin."""
     if getattr(args, "text", None) is not None:
+        if getattr(args, "files", None):
+            raise ValueError(f"--text and files ({args.files[0]}...): give the text or the files, not both")
         return [("<text>", args.text)]
     files = getattr(args, "files", None) or ["-"]
     out = []
@@ -259,3 +261,25 @@ class Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def refuse_unused_field(field: str, inputs, fmt: str) -> None:
+    """--field names a JSON lines field or a Parquet column: given when every input is read as text,
+    it would be ignored without a word (a forgotten --format, or the wrong files), so it is refused."""
+    if field == "text" or fmt in ("jsonl", "parquet"):
+        return
+    from ..dataset_readers import _read_head, compression_of, expand_inputs, format_of, is_url
+
+    if fmt == "auto":
+        for source in expand_inputs(list(inputs)):
+            head = b""
+            if not source.is_stdin and not is_url(source.name):
+                try:
+                    with open(source.name, "rb") as f:
+                        head = _read_head(f)
+                except OSError:
+                    return  # (the readers name the problem)
+            if format_of(source.name, fmt, b"" if compression_of(head) else head) != "text":
+                return
+    raise ValueError(f"--field {field!r}: every input is read as text, which has no fields (--field names a JSON "
+                     "lines field or a Parquet column: give --format jsonl / parquet, or leave --field out)")

@@ -7,7 +7,8 @@ import re
 import sys
 
 from ._common import (Progress, SPECIAL_HELP, add_special_options, add_text_inputs, add_tokenizer_option,
-                      count_with_suffix, encode_with_policy, fraction, positive_int, read_text, tokenizer)
+                      count_with_suffix, encode_with_policy, fraction, positive_int, read_text, refuse_unused_field,
+                      tokenizer)
 
 
 def add_encode_command(subparsers) -> None:
@@ -52,7 +53,23 @@ def add_encode_command(subparsers) -> None:
     p.set_defaults(func=cmd_encode)
 
 
+# encode's options that shape a training array: without --output they would be ignored.
+_OUTPUT_ONLY = {"input_format": ("--format", "auto"), "field": ("--field", "text"), "separator": ("--separator", None),
+                "eot_token": ("--eot-token", "auto"), "no_eot": ("--no-eot", False), "shard_size": ("--shard-size", None),
+                "val_fraction": ("--val-fraction", 0.0), "resume": ("--resume", False), "threads": ("--threads", None),
+                "overwrite": ("--overwrite", False), "engine": ("--engine", "local"), "address": ("--address", None)}
+
+
 def cmd_encode(args) -> int:
+    if args.output is None:
+        given = [flag for key, (flag, default) in _OUTPUT_ONLY.items() if getattr(args, key) != default]
+        if given:
+            raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to a training array: "
+                             "give --output (without it encode prints the ids of each input)")
+    elif args.no_eot and args.eot_token != "auto":
+        raise ValueError(f"--no-eot and --eot-token {args.eot_token}: give one or the other")
+    if args.output is not None:
+        refuse_unused_field(args.field, args.files or ["-"], args.input_format)
     tok = tokenizer(args.tokenizer)
     if args.output is None:
         for name, text in read_text(args):
@@ -95,7 +112,10 @@ def cmd_encode(args) -> int:
         if bar is not None:
             bar.close()
     summary = bar.line() if bar is not None else ""
-    if args.shard_size is None:
+    if meta.get("already_complete"):
+        print(f"{args.output}/ is complete already ({meta['count']:,} tokens of {meta['documents']:,} documents in "
+              f"{len(meta['shards'])} shard(s)); nothing to resume", file=sys.stderr)
+    elif args.shard_size is None:
         where = f"{args.output} and its sidecar {args.output}.json"
         if "val" in meta:
             where += f" (+ {meta['val']['count']:,} validation tokens in the _val file)"

@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from ._common import positive_int, split_pattern, vocab_size
+from ._common import positive_int, refuse_unused_field, split_pattern, vocab_size
 
 # --------------------------------------------------------------------------------------------------
 # train
@@ -82,6 +82,7 @@ def _training_inputs(args):
     lines or Parquet, or a whole text file, each a text of its own)."""
     from ..dataset_readers import expand_inputs, segments
 
+    refuse_unused_field(args.field, args.inputs, args.format)
     sources = expand_inputs(list(args.inputs))
     if all(_plain_text_file(s, args.format) for s in sources):
         return [s.name for s in sources]

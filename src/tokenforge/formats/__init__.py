@@ -81,7 +81,7 @@ SAVERS = {
 ALIASES = {"hf": "huggingface", "tokenizer.json": "huggingface", "vocab": "listing", "vocab.txt": "bert_vocab",
            "spm": "sentencepiece", "model_folder": "transformers"}
 FORMATS = ("tokenforge", *SAVERS)
-BYTE_LEVEL_ONLY = ("tiktoken", "tekken", "gpt2", "listing")
+BYTE_LEVEL_ONLY = ("tiktoken", "tekken", "gpt2")
 
 
 def load_foreign(path, data: bytes, **overrides):

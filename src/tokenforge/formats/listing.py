@@ -2,7 +2,7 @@
 
 One line per id, in id order: the id, the token between brackets, and for a merged token the two
 parts it was merged from (in merge order; a tiktoken-rule tokenizer gets the merges its ranks
-imply). Bytes that are printable UTF-8 are shown as text; control, format and separator
+imply). Any tokenizer can be listed: other models' tokens are shown as their text. Bytes that are printable UTF-8 are shown as text; control, format and separator
 characters other than the space, invalid UTF-8 and the backslash are escaped:
 
     # tokenforge vocabulary listing: gpt2, 50257 tokens
@@ -16,7 +16,7 @@ from __future__ import annotations
 import unicodedata
 
 from ..outputs import write_atomic
-from ._common import explicit_merges
+from ..reference import bpe_piece
 
 FORMAT = "listing"
 HEADER = "# tokenforge vocabulary listing"
@@ -50,12 +50,30 @@ def render(b: bytes) -> str:
 
 
 def dumps(tok) -> str:
-    state = tok._state()
-    merges, _ = explicit_merges(tok)
-    parts = {a + b: (a, b) for a, b in reversed(merges)}  # the first merge that makes a token
-    lines = [f"{HEADER}: {tok.name}, {len(state['mergeable_ranks']) + len(state['special_tokens'])} tokens"]
-    special = {i for i in state["special_tokens"].values()}
-    for i, b in tok.vocab.items():
+    """The listing of any tokenizer: a byte-level one's tokens as bytes, with the two parts each
+    merged token is made from (its merges, or for ranks alone the two lower-ranked tokens BPE
+    leaves; a token that is no merge, as some of Llama 3's, has none); another model's tokens as
+    text, with the parts of its merges if it has merges."""
+    from ..models import ByteBPE
+
+    model = tok.model
+    special = {t.id for t in tok._added if t.special}
+    if isinstance(model, ByteBPE):
+        entries = list(tok.vocab.items())  # id -> bytes, in id order
+        if model.merges_given is not None:
+            parts = {a + b: (a, b) for a, b in reversed(model.merges_given)}  # the first merge that makes a token
+        else:
+            parts = {}
+            for b, rank in model.ranks.items():
+                if len(b) > 1 and len(pair := bpe_piece(model.ranks, b, max_rank=rank)) == 2:
+                    parts[b] = tuple(pair)
+    else:
+        entries = sorted((i, t.encode("utf-8", "surrogatepass")) for t, i in tok.get_vocab().items())
+        merges = getattr(model, "merges", None) or ()
+        parts = {(a + b).encode("utf-8", "surrogatepass"): (a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
+                 for a, b in reversed(list(merges))}
+    lines = [f"{HEADER}: {tok.name}, {len(entries)} tokens"]
+    for i, b in entries:
         line = f"{i}\t[{render(b)}]"
         if i in special:
             line += "\tspecial"

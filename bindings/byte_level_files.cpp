@@ -35,6 +35,23 @@ const Alphabet& alphabet() {
   return a;
 }
 
+// Whether no id is listed twice: one bit per id when the ids are dense (every real vocabulary),
+// else sorted (a few huge ids must not cost a bit per id below them).
+bool unique_ids(std::vector<uint32_t>& ids) {
+  uint32_t top = 0;
+  for (uint32_t i : ids) top = std::max(top, i);
+  if (size_t(top) < 8 * ids.size() + 1024) {
+    std::vector<bool> seen(size_t(top) + 1);
+    for (uint32_t i : ids) {
+      if (seen[i]) return false;
+      seen[i] = true;
+    }
+    return true;
+  }
+  std::sort(ids.begin(), ids.end());
+  return std::adjacent_find(ids.begin(), ids.end()) == ids.end();
+}
+
 // The ranks {bytes: id} of model.vocab without the added tokens (`special`, each either absent
 // from the vocabulary or there with its own id), or None. A token with a character outside GPT-2's
 // alphabet makes it None, unless `decode_only` is a dict: the token then goes there ({id: token};
@@ -54,14 +71,19 @@ nb::object byte_level_vocab(nb::dict vocab, nb::dict special, nb::object decode_
       return nb::none();
     }
   }
-  nb::dict ranks;
+  // made at its final size (a growing dict of 151k entries was rebuilt eight times)
+  nb::dict ranks = nb::steal<nb::dict>(_PyDict_NewPresized(PyDict_GET_SIZE(vocab.ptr())));
+  if (!ranks.is_valid()) throw nb::python_error();
+  std::vector<uint32_t> ids;  // every entry's id: one id twice makes the vocabulary not plain
+  ids.reserve(size_t(PyDict_GET_SIZE(vocab.ptr())));
   std::string buf;
   pos = 0;
   while (PyDict_Next(vocab.ptr(), &pos, &key, &value)) {
     if (!PyUnicode_Check(key) || !PyLong_CheckExact(value)) return nb::none();
     int overflow = 0;
     const long long id = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (overflow || id < 0) return nb::none();
+    if (overflow || id < 0 || id >= 0xFFFFFFFFll) return nb::none();
+    ids.push_back(uint32_t(id));
     PyObject* sp = PyDict_GetItemWithError(special.ptr(), key);
     if (sp) {
       if (PyLong_AsLongLong(sp) == id) continue;  // the added token's own entry
@@ -88,6 +110,7 @@ nb::object byte_level_vocab(nb::dict vocab, nb::dict special, nb::object decode_
     if (!b.is_valid()) throw nb::python_error();
     if (PyDict_SetItem(ranks.ptr(), b.ptr(), value)) throw nb::python_error();
   }
+  if (!unique_ids(ids)) return nb::none();
   return ranks;
 }
 
@@ -342,7 +365,6 @@ bool vocab_checked(nb::handle vocab) {
   if (!PyDict_CheckExact(vocab.ptr())) return false;
   std::vector<uint32_t> ids;
   ids.reserve(size_t(PyDict_GET_SIZE(vocab.ptr())));
-  uint32_t top = 0;
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (PyDict_Next(vocab.ptr(), &pos, &key, &value)) {
@@ -351,18 +373,8 @@ bool vocab_checked(nb::handle vocab) {
     const long long id = PyLong_AsLongLongAndOverflow(value, &overflow);
     if (overflow || id < 0 || id >= 0xFFFFFFFFll) return false;
     ids.push_back(uint32_t(id));
-    top = std::max(top, uint32_t(id));
   }
-  if (size_t(top) < 8 * ids.size() + 1024) {  // dense ids (every real file): one bit per id
-    std::vector<bool> seen(size_t(top) + 1);
-    for (uint32_t i : ids) {
-      if (seen[i]) return false;
-      seen[i] = true;
-    }
-    return true;
-  }
-  std::sort(ids.begin(), ids.end());  // a few huge ids: no bit per id below them
-  return std::adjacent_find(ids.begin(), ids.end()) == ids.end();
+  return unique_ids(ids);
 }
 
 // JSON read by a faster parser (orjson) is checked against its text: the number of object members

@@ -123,13 +123,35 @@ struct PyEncoder {
   // tokenizers drops a character that has no token.
   // `decode_only`: (id, bytes) of tokens the byte pairs never make (spelled outside GPT-2's
   // alphabet in a tokenizer.json: Command-R's emoji); only the decoder knows them.
-  PyEncoder(const std::vector<std::pair<uint32_t, nb::bytes>>& tokens, nb::handle merges, bool whole_piece_lookup,
+  // `tokens`: the ranks {bytes: id} themselves (read here: no list of pairs made in Python, 151k
+  // tuples for Qwen3), or a sequence of (id, bytes).
+  PyEncoder(nb::handle tokens, nb::handle merges, bool whole_piece_lookup,
             nb::handle pattern, const std::vector<std::pair<nb::bytes, uint32_t>>& specials, nb::bytes absent,
             const std::vector<std::pair<uint32_t, nb::bytes>>& decode_only) {
     std::shared_ptr<const SplitRegex> split = split_pattern_of(pattern);  // first: may raise UnsupportedPattern
     std::vector<std::pair<uint32_t, std::string>> toks;
-    toks.reserve(tokens.size());
-    for (const auto& [id, b] : tokens) toks.emplace_back(id, std::string(b.c_str(), b.size()));
+    if (PyDict_Check(tokens.ptr())) {
+      toks.reserve(size_t(PyDict_GET_SIZE(tokens.ptr())));
+      PyObject *key, *value;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(tokens.ptr(), &pos, &key, &value)) {
+        const unsigned long id = PyLong_Check(value) ? PyLong_AsUnsignedLong(value) : ~0ul;
+        if (PyErr_Occurred() || id >= 0xFFFFFFFFul) {
+          PyErr_Clear();
+          throw nb::type_error("token ids must be ints in [0, 2**32 - 1)");
+        }
+        if (PyBytes_Check(key))
+          toks.emplace_back(uint32_t(id), std::string(PyBytes_AS_STRING(key), size_t(PyBytes_GET_SIZE(key))));
+        else if (PyByteArray_Check(key))
+          toks.emplace_back(uint32_t(id), std::string(PyByteArray_AS_STRING(key), size_t(PyByteArray_GET_SIZE(key))));
+        else
+          throw nb::type_error("tokens must be bytes");
+      }
+    } else {
+      auto pairs = nb::cast<std::vector<std::pair<uint32_t, nb::bytes>>>(tokens);
+      toks.reserve(pairs.size());
+      for (const auto& [id, b] : pairs) toks.emplace_back(id, std::string(b.c_str(), b.size()));
+    }
     std::vector<MergeRule> rules;
     if (PyBytes_Check(merges.ptr())) {
       const size_t size = size_t(PyBytes_GET_SIZE(merges.ptr()));
@@ -663,7 +685,7 @@ void bind_encoder(nb::module_& m) {
       .def_prop_ro("scanner", &PyPattern::scanner)
       .def_prop_ro("program_size", [](const PyPattern& p) { return p.re->program_size(); });
   nb::class_<PyEncoder>(m, "Encoder")
-      .def(nb::init<const std::vector<std::pair<uint32_t, nb::bytes>>&, nb::handle, bool, nb::handle,
+      .def(nb::init<nb::handle, nb::handle, bool, nb::handle,
                     const std::vector<std::pair<nb::bytes, uint32_t>>&, nb::bytes,
                     const std::vector<std::pair<uint32_t, nb::bytes>>&>(),
            nb::arg("tokens"), nb::arg("merges"), nb::arg("whole_piece_lookup"), nb::arg("pattern").none(),

@@ -6,6 +6,7 @@ import base64
 import gzip
 import io
 import json
+import os
 
 import pytest
 
@@ -193,7 +194,7 @@ def test_tekken_errors_name_the_place(tmp_path):
         tokenforge.load(path)
     path.write_text(json.dumps(tekken_json()), encoding="utf-8")
     with pytest.raises(ValueError, match=r"takes only name, not pattern"):
-        tokenforge.load(path, pattern="gpt2")
+        tokenforge.load(path, pattern="gpt2", special_tokens={})
 
 
 def test_tekken_save_refuses_what_it_cannot_say(tmp_path):
@@ -372,3 +373,38 @@ def test_mutated_files_of_the_new_formats_give_value_errors(tmp_path):
             tokenforge.load(path, **({"pattern": "gpt2", "special_tokens": {}} if i % 3 == 0 else {}))
         except (ValueError, TypeError):
             pass
+
+
+def test_loading_pauses_the_cyclic_collector_and_restores_it(tmp_path):
+    import gc
+
+    path = tmp_path / "t.tiktoken"
+    path.write_bytes(b"".join(base64.b64encode(bytes([b])) + b" %d\n" % b for b in range(256)))
+    assert gc.isenabled()
+    tokenforge.load(path, pattern="gpt2", special_tokens={})
+    assert gc.isenabled()
+    with pytest.raises(ValueError):
+        tokenforge.load(tmp_path / "missing.json")
+    assert gc.isenabled()  # (after an error too)
+    gc.disable()
+    try:
+        tokenforge.load(path, pattern="gpt2", special_tokens={})
+        assert not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()
+
+
+def test_a_file_that_cannot_seek_is_read_whole(tmp_path):
+    import threading
+
+    source = tmp_path / "t.tiktoken"
+    source.write_bytes(b"".join(base64.b64encode(bytes([b])) + b" %d\n" % b for b in range(256)))
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(source.read_bytes()))
+    writer.start()
+    try:
+        tok = tokenforge.load(fifo, pattern="gpt2", special_tokens={})
+    finally:
+        writer.join()
+    assert tok.encode("hi") == tokenforge.load(source, pattern="gpt2", special_tokens={}).encode("hi")

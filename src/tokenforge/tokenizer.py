@@ -285,10 +285,13 @@ class Tokenizer:
         # to that id, and decoding it gives the mergeable token (special_tokens={'<|endoftext|>': 5}
         # mapped '<|endoftext|>' and b'\x05' to 5).
         if isinstance(self._model, ByteBPE) and special_tokens:
-            token_bytes = self._model.token_bytes
+            token_bytes, ranks = self._model.token_bytes, self._model.ranks
             for s, i in special_tokens.items():
+                spelled = s.encode("utf-8", "surrogatepass")
+                if ranks.get(spelled) == i:  # its own token (GPT-NeoX's): no id -> bytes table made
+                    continue
                 b = token_bytes(i)
-                if b is not None and b != s.encode("utf-8", "surrogatepass"):
+                if b is not None and b != spelled:
                     raise ValueError(f"the special token {s!r} has id {i}, the id of the token {b!r} "
                                      "(give it an id no token has)")
         return tokens
@@ -316,7 +319,7 @@ class Tokenizer:
         # the engine's tokens: the special ones (the policy's order), then the always-matched ones,
         # then those only its decoder needs (not in the model's vocabulary)
         engine_tokens = [(t.content, t.id) for t in self._added if t.special] + [(t.content, t.id) for t in always] + [
-            (t.content, t.id) for t in self._added if not t.special and not t.as_written and model.token_bytes(t.id) is None
+            (t.content, t.id) for t in self._added if not t.special and not t.as_written and not model.has_token(t.content, t.id)
         ] if isinstance(model, ByteBPE) else []
         self._engine, self._engine_splits = None, False
         if isinstance(model, ByteBPE):

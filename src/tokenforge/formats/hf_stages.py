@@ -223,8 +223,8 @@ def _plain_byte_level(node, added: set):
         return None
     outside = {s: vocab[s] for s in added if s in vocab and from_chars(s) is None}
     decode_only: dict[int, str] = {}
-    ranks = _core.byte_level_vocab(vocab, outside, decode_only)
-    if ranks is None or len(set(vocab.values())) != len(vocab):
+    ranks = _core.byte_level_vocab(vocab, outside, decode_only)  # (None for an id listed twice, too)
+    if ranks is None:
         return None
     if not absent_bytes_supported(missing_bytes(ranks), bool(node.get("ignore_merges"))):
         return None

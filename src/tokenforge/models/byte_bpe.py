@@ -141,7 +141,6 @@ class ByteBPE:
         self.droppable = _characters_holding([b for b in missing if b not in NOT_IN_UTF8])
         self.decode_only = self._checked_decode_only(decode_only or {})
         self._by_id_made = None
-        self._tokens = list(zip(self.ranks.values(), self.ranks.keys()))
         # (left id, right id, merged id) per merge: a Merges as read, or a list of tuples
         self._rules = merges if isinstance(merges, Merges) else self._merge_rules()
         self._encoders: dict = {}
@@ -248,10 +247,10 @@ class ByteBPE:
                 ids = set(self.ranks.values())
                 unused = next(i for i in range(max(ids, default=-1) + 1, -1, -1) if i not in ids and i < 2**32 - 1)
                 rules = [(unused, unused, unused)]
-                hit = native_encoder(self._tokens, rules, self.ignore_merges, pat_str, spec, *extra)
+                hit = native_encoder(self.ranks, rules, self.ignore_merges, pat_str, spec, *extra)
             else:
                 rules = self._rules.packed if isinstance(self._rules, Merges) else self._rules
-                hit = native_encoder(self._tokens, rules, self.ignore_merges, pat_str, spec, *extra)
+                hit = native_encoder(self.ranks, rules, self.ignore_merges, pat_str, spec, *extra)
             if len(self._encoders) < 16:
                 self._encoders[key] = hit
         return hit
@@ -306,7 +305,19 @@ class ByteBPE:
         return None if b is None else to_chars(b)
 
     def token_bytes(self, i: int) -> bytes | None:
+        if self._by_id_made is None and isinstance(i, int) and i > self._top_id:
+            return None  # (loading asks this of every special token: no id -> bytes dict made for it)
         return self._by_id.get(i)
+
+    def has_token(self, text: str, i: int) -> bool:
+        """Whether id i is a token of the model (mergeable or decode-only); asked first whether it is
+        `text`'s own token, which needs no id -> bytes table (GPT-NeoX's added tokens all are)."""
+        return self.ranks.get(text.encode("utf-8", "surrogatepass")) == i or self.token_bytes(i) is not None
+
+    @functools.cached_property
+    def _top_id(self) -> int:
+        """The largest id of a token (-1 for none)."""
+        return max(max(self.ranks.values(), default=-1), max(self.decode_only, default=-1))
 
     def tokens_of(self, ids) -> list[str]:
         return tokens_of(self.id_to_token, ids)

@@ -406,6 +406,68 @@ struct PyCharBpe {
     for (const auto& r : results) out.append(to_list(r));
     return out;
   }
+
+  // Texts given as their parts (Tokenizer._parts): ints, the ids of added tokens, kept as they are,
+  // and str, the stretches of normalized text between them, encoded (cut before spaces with `cut`,
+  // as encode_cut, else each one word); one flat list of ids per text. In place of a list per
+  // stretch and the Python loop that joined them (Gemma's tokenizer.json cuts code at every
+  // newline: a stretch per line).
+  nb::list encode_parts(nb::list batch, size_t num_threads, bool cut) const {
+    std::vector<std::vector<int64_t>> plans;  // per text: an id (>= 0), or -1 - the stretch's index
+    std::vector<std::string_view> views;
+    size_t bytes = 0;
+    plans.reserve(size_t(PyList_GET_SIZE(batch.ptr())));
+    for (nb::handle parts : batch) {
+      if (!PyList_Check(parts.ptr())) throw nb::type_error("encode_parts: a list of lists of parts");
+      std::vector<int64_t>& plan = plans.emplace_back();
+      const Py_ssize_t n = PyList_GET_SIZE(parts.ptr());
+      plan.reserve(size_t(n));
+      for (Py_ssize_t k = 0; k < n; ++k) {
+        PyObject* part = PyList_GET_ITEM(parts.ptr(), k);
+        if (PyUnicode_Check(part)) {
+          plan.push_back(-1 - int64_t(views.size()));
+          views.push_back(utf8_of(part));
+          bytes += views.back().size();
+        } else {
+          const unsigned long id = PyLong_Check(part) ? PyLong_AsUnsignedLong(part) : ~0ul;
+          if (PyErr_Occurred() || id >= 0xFFFFFFFFul) {
+            PyErr_Clear();
+            throw nb::type_error("encode_parts: a part is a str or an id (an int in [0, 2**32 - 1))");
+          }
+          plan.push_back(int64_t(id));
+        }
+      }
+    }
+    std::vector<std::vector<uint32_t>> results(views.size());
+    std::vector<std::string> errors(views.size());
+    {
+      nb::gil_scoped_release release;
+      batch_parallel_for(views.size(), batch_threads(bytes, num_threads), [&](size_t i) {
+        if (cut) {
+          errors[i] = encode_cut_into(views[i], results[i]);
+        } else {
+          const std::vector<std::string_view> one{views[i]};
+          errors[i] = encode_into(one, results[i]);
+        }
+      });
+    }
+    for (const auto& e : errors) finish(e);
+    nb::list out;
+    std::vector<uint32_t> ids;
+    for (const auto& plan : plans) {
+      ids.clear();
+      for (int64_t x : plan) {
+        if (x >= 0) {
+          ids.push_back(uint32_t(x));
+        } else {
+          const auto& r = results[size_t(-1 - x)];
+          ids.insert(ids.end(), r.begin(), r.end());
+        }
+      }
+      out.append(to_list(ids));
+    }
+    return out;
+  }
 };
 
 nb::tuple py_train_pairs(std::vector<std::string> symbols, std::vector<std::vector<uint32_t>> words,
@@ -489,6 +551,7 @@ void bind_other_models(nb::module_& m) {
            nb::arg("drop_unknown") = false)
       .def("encode_words", &PyCharBpe::encode_words, nb::arg("words"))
       .def("encode_cut", &PyCharBpe::encode_cut, nb::arg("texts"), nb::arg("num_threads"))
+      .def("encode_parts", &PyCharBpe::encode_parts, nb::arg("batch"), nb::arg("num_threads"), nb::arg("cut"))
       .def_rw("before_space", &PyCharBpe::before_space)
       .def("encode_batch", &PyCharBpe::encode_batch, nb::arg("batch"), nb::arg("num_threads"))
       .def("encode_text", &PyCharBpe::encode_text, nb::arg("text"), nb::arg("how"))

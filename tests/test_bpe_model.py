@@ -86,3 +86,61 @@ def test_native_merge_loop_equals_the_python_rule(merge_list, byte_fallback, fus
         assert model._native.before_space == sorted(["▁"] + (["a"] if space_inside else []))
     assert model.encode_words(words) == model.encode_words_reference(words)
     assert model.encode_batch_texts(words, 2) == [model.encode_words_reference([w]) for w in words]
+
+
+def _gemma_shaped_json(raw: list[str], normalized: list[str]) -> str:
+    """A tokenizer.json shaped like Gemma's: plain-text BPE with byte fallback, the normalizer
+    Replace(' ', '▁'), added tokens matched as written (`raw`) and normalized ones."""
+    from tokenizers import AddedToken, Tokenizer, normalizers
+    from tokenizers.models import BPE as HFBPE
+
+    vocab = {"<unk>": 0, "<s>": 1, **{f"<0x{b:02X}>": 2 + b for b in range(256)}}
+    for t in ["a", "b", "é", "▁", "▁a", "ab", "▁ab", "b▁", *raw, *normalized]:
+        vocab.setdefault(t, len(vocab))
+    hf = Tokenizer(HFBPE(vocab, [("▁", "a"), ("a", "b"), ("▁a", "b"), ("b", "▁")], unk_token="<unk>",
+                         byte_fallback=True, fuse_unk=True))
+    hf.normalizer = normalizers.Replace(" ", "▁")
+    hf.add_tokens([AddedToken(t, normalized=False) for t in raw] + [AddedToken(t, normalized=True) for t in normalized])
+    hf.add_special_tokens(["<s>"])
+    return hf.to_str()
+
+
+_GEMMA_SHAPES = {
+    # Gemma's: newlines and tags as written, runs of '▁' normalized: the text is normalized once
+    "disjoint": (["\n", "\n\n", "\t", "<h1>", "</h1>"], ["▁▁", "▁▁▁"]),
+    # a token as written starting with a space ('▁a' once normalized) shares '▁' with the
+    # normalized ones, which could straddle it ("  a": '▁▁' over its space): the stretch-by-stretch way
+    "shared": (["\n", " a", "<h1>"], ["▁▁", "▁▁▁"]),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_GEMMA_SHAPES))
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from(["a", "b", "é", " ", "  ", "   ", "\n", "\n\n", "\t", "<h1>", "</h1>", "▁",
+                                        "a b", " a", "<s>", "x", "😀", "ab", "\u3000"]), max_size=30))
+def test_added_tokens_found_in_place_equal_tokenizers(shape, pieces):
+    # Tokenizer._parts_in_place (the text normalized once, both kinds of added tokens found in one
+    # pass each) against tokenizers' stretch-by-stretch AddedVocabulary, and the native joining of
+    # parts (encode_parts) in encode and encode_batch
+    hf = pytest.importorskip("tokenizers")
+    text = "".join(pieces)
+    reference, tok = _GEMMA_TOKENIZERS.get(shape) or _GEMMA_TOKENIZERS.setdefault(shape, _both(*_GEMMA_SHAPES[shape], hf))
+    assert (tok._char_map is not None) == (shape == "disjoint")
+    want = reference.encode(text, add_special_tokens=False).ids
+    assert tok.encode(text, add_special_tokens=False) == want
+    long = text * (1 + 3000 // (len(text) + 1))  # (a long text takes the batch-of-one path)
+    assert tok.encode(long, add_special_tokens=False) == reference.encode(long, add_special_tokens=False).ids
+    assert tok.encode_batch([text, long], add_special_tokens=False, num_threads=2) == \
+        [want, reference.encode(long, add_special_tokens=False).ids]
+
+
+_GEMMA_TOKENIZERS: dict = {}
+
+
+def _both(raw, normalized, hf):
+    import tempfile
+
+    text = _gemma_shaped_json(raw, normalized)
+    path = Path(tempfile.mkdtemp()) / "tokenizer.json"
+    path.write_text(text, encoding="utf-8")
+    return hf.Tokenizer.from_str(text), tokenforge.load(path)

@@ -127,6 +127,24 @@ def _twin_form(normalizer, model, added: Sequence[AddedToken]) -> str | None:
     return form
 
 
+def _char_map(normalizer, added: list[AddedToken]) -> tuple[str, str] | None:
+    """(a, b) when the normalizer only replaces the character a by the character b (Gemma's
+    tokenizer.json: ' ' by '▁') and Tokenizer._parts_in_place is exact for these added tokens: none
+    has Hugging Face's flags, and no character of a normalized token is a character of another
+    token as normalized (so a normalized token never straddles one matched as written)."""
+    n = normalizer
+    if isinstance(n, _normalizers.Sequence) and len(n.normalizers) == 1:
+        n = n.normalizers[0]
+    if not (isinstance(n, _normalizers.Replace) and n.literal and len(n.pattern) == 1 and len(n.content) == 1):
+        return None
+    if not added or any(t.single_word or t.lstrip or t.rstrip for t in added):
+        return None
+    a, b = n.pattern, n.content
+    in_normalized = set("".join(t.content.replace(a, b) for t in added if t.normalized))
+    written = set("".join(t.content.replace(a, b) for t in added if not t.normalized))
+    return None if in_normalized & written else (a, b)
+
+
 def _plain_specials(special_tokens: Mapping) -> bool:
     """Whether every special token is a non-empty str with an int id in [0, 2**32 - 1), checked per
     column (no Python code per token: a sentencepiece file with a thousand control pieces spent a
@@ -316,6 +334,7 @@ class Tokenizer:
         for t in self._added:
             self._added_by_id.setdefault(t.id, t)
         self._only_plain = all(t.plain for t in self._added)
+        self._char_map = _char_map(self._normalizer, self._added)
         # the engine's tokens: the special ones (the policy's order), then the always-matched ones,
         # then those only its decoder needs (not in the model's vocabulary)
         engine_tokens = [(t.content, t.id) for t in self._added if t.special] + [(t.content, t.id) for t in always] + [
@@ -371,9 +390,10 @@ class Tokenizer:
         if form is None:
             return None
         if type(text) is str:
-            if not unicodedata.is_normalized(form, text):
+            if not (text.isascii() or unicodedata.is_normalized(form, text)):  # (ASCII is in every form: O(1))
                 return None
-        elif type(text) is not list or not all(type(t) is str and unicodedata.is_normalized(form, t) for t in text):
+        elif type(text) is not list or not all(type(t) is str and (t.isascii() or unicodedata.is_normalized(form, t))
+                                               for t in text):
             return None
         twin = self._twin
         if twin is None:
@@ -713,6 +733,37 @@ class Tokenizer:
         (non-empty str), in order."""
         if has_surrogates(text):
             text = replace_surrogates(text)
+        if self._char_map is not None:
+            return self._parts_in_place(text, allowed)
+        return self._parts_by_stretch(text, allowed)
+
+    def _parts_in_place(self, text: str, allowed) -> list:
+        """_parts for a normalizer that replaces one character by one character (Gemma's ' ' by
+        '▁') and added tokens without flags, where no character of a normalized-token can occur in
+        a normalized not-normalized one (_plan checks): the text is normalized once (its characters
+        stay where they are), the tokens matched as written are found in it, the normalized ones in
+        the normalized text, each in one native pass; no normalized token can then straddle a
+        token matched as written, so these are the matches the stretch-by-stretch way finds (code
+        through Gemma's tokenizer.json, where every newline is an added token, spent most of its
+        time there)."""
+        old, new = self._char_map
+        normalized = text.replace(old, new)
+        found = self._added_vocab.found_ids(text, allowed)
+        also = self._added_vocab.found_ids(normalized, allowed, normalized=True)
+        if also:
+            found = sorted(found + also) if found else also
+        parts: list = []
+        at = 0
+        for start, stop, token_id in found:
+            if at < start:
+                parts.append(normalized[at:start])
+            parts.append(token_id)
+            at = stop
+        if at < len(normalized):
+            parts.append(normalized[at:] if at else normalized)
+        return parts
+
+    def _parts_by_stretch(self, text: str, allowed):
         for part, token_id in self._added_vocab.split(text, allowed):
             if token_id is not None:
                 yield token_id
@@ -862,6 +913,17 @@ class Tokenizer:
         tokens and the normalizer per text here (_parts, as _encode does), then every stretch of
         text between added tokens through a native batch at once, on the threads (the split and the
         model are most of the work). A plan holds ids, and -1 - k for stretch k."""
+        by_parts = getattr(self._model, "encode_parts_batch", None) if self._engine is None else None
+        if by_parts is not None:  # (the model joins each text's parts itself)
+            batch = []
+            for text in texts:
+                check_text(text)
+                allowed, _, text = self._resolve_special(text, allowed_special, disallowed_special)
+                parts = self._parts(text, allowed)
+                batch.append(parts if type(parts) is list else list(parts))
+            rows = by_parts(batch, num_threads)
+            if rows is not None:
+                return rows
         plans, stretches = [], []
         for text in texts:
             check_text(text)

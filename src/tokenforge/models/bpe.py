@@ -245,6 +245,13 @@ class BPE(Model):
             return self._native.encode_batch([[t] for t in texts], num_threads)
         return [self.encode_words([t]) for t in texts]
 
+    def encode_parts_batch(self, batch: list[list], num_threads: int) -> list[list[int]] | None:
+        """Texts as their parts (ids of added tokens, and the stretches between them, each one
+        piece): one list of ids per text, natively; None where encode_batch_texts must do it."""
+        if self._native is None or self.ignore_merges:
+            return None
+        return self._native.encode_parts(batch, num_threads, self._cut_at_spaces)
+
     def default_decoder(self):
         from ..decoders import BPEDecoder, Fuse
 

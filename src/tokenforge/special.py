@@ -118,6 +118,16 @@ class AddedToken:
         """Matched exactly as written, in the text as given (no flags), special or not."""
         return not (self.single_word or self.lstrip or self.rstrip or self.normalized)
 
+    @classmethod
+    def _matched_as_written(cls, content: str, id: int) -> "AddedToken":
+        """AddedToken(content, id) (special, no flags), made without the frozen dataclass's seven
+        object.__setattr__ calls: a file with a thousand control pieces or 6,410 added tokens made
+        them at every load. The caller has checked content and id."""
+        token = object.__new__(cls)
+        token.__dict__.update(content=content, id=id, special=True, single_word=False, lstrip=False, rstrip=False,
+                              normalized=False)
+        return token
+
     def to_dict(self) -> dict:
         return {"id": self.id, "content": self.content, "single_word": self.single_word, "lstrip": self.lstrip,
                 "rstrip": self.rstrip, "normalized": self.normalized, "special": self.special}

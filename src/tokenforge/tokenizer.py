@@ -285,7 +285,7 @@ class Tokenizer:
                         raise TypeError(f"special tokens must be non-empty str, got {s!r}")
                     if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32 - 1:
                         raise ValueError(f"special token {s!r} has an invalid id {i!r}")
-            tokens = added + list(itertools.starmap(AddedToken, special_tokens.items()))  # (special=True by default)
+            tokens = added + list(itertools.starmap(AddedToken._matched_as_written, special_tokens.items()))
         for t in added:  # (the special tokens were checked above)
             if not isinstance(t.content, str) or not t.content:
                 raise TypeError(f"added tokens must be non-empty str, got {t.content!r}")

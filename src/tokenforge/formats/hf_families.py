@@ -34,7 +34,9 @@ import json
 
 import regex
 
-from .. import _core
+from .. import _core, pipeline
+from ..models import CharBPE, WordLevel, WordPiece
+from ..models.byte_bpe import Merges
 from ..outputs import write_atomic
 from ._common import (UnsupportedComponent, check_hf_envelope, fail, hf_limits_json, ignored_parts,
                       malformed_is_value_error, refuse)
@@ -86,9 +88,6 @@ def _load(path, obj, **overrides):
             fail(source, f"model.{key}", f"unknown field of a {kind} model")
     if kind == "Unigram":
         return _load_unigram(source, obj, ignore)
-
-    from .. import pipeline
-    from ..models import WordLevel, WordPiece
 
     vocab = _vocab(source, model.get("vocab"))
     added = _added_tokens(source, obj.get("added_tokens") or [], vocab)
@@ -188,10 +187,6 @@ def _added_tokens(source, tokens, vocab) -> list[str]:
 
 
 def _char_bpe(source, model, vocab, specials):
-    from .. import _core
-    from ..models import CharBPE
-    from ..models.byte_bpe import Merges
-
     if model.get("dropout") is not None:
         refuse(source, "model.dropout", f"BPE dropout ({model['dropout']}) samples different ids each time; not supported")
     if model.get("continuing_subword_prefix"):
@@ -525,8 +520,6 @@ def _pre_json(p):
 
 
 def to_json(tok) -> dict:
-    from ..models import CharBPE, WordLevel, WordPiece
-
     m = tok.model
     if isinstance(m, WordPiece):
         model = {"type": "WordPiece", "unk_token": m.unk_token, "continuing_subword_prefix": m.prefix,

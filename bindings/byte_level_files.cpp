@@ -523,45 +523,11 @@ nb::object text_bpe_merges(nb::list merges, nb::dict vocab, bool unique) {
     if (overflow || id < 0 || id >= 0xFFFFFFFFll) return nb::none();
     ids.insert(reinterpret_cast<const uint8_t*>(text), uint32_t(size), uint32_t(id));
   }
-  auto id_of = [&](std::string_view part, uint32_t* out) {
-    return !part.empty() && ids.find(reinterpret_cast<const uint8_t*>(part.data()), part.size(), out);
-  };
-  auto view_of = [](PyObject* s, std::string_view* out) {
-    Py_ssize_t size;
-    const char* text = PyUnicode_AsUTF8AndSize(s, &size);
-    if (!text) PyErr_Clear();
-    *out = std::string_view(text ? text : "", text ? size_t(size) : 0);
-    return text != nullptr;
-  };
-  const Py_ssize_t n = PyList_GET_SIZE(merges.ptr());
-  std::vector<uint32_t> rules(3 * size_t(n));
-  std::string joined;
-  for (Py_ssize_t k = 0; k < n; ++k) {
-    PyObject* m = PyList_GET_ITEM(merges.ptr(), k);
-    std::string_view left, right;
-    if (PyUnicode_CheckExact(m)) {
-      std::string_view both;
-      if (!view_of(m, &both)) return nb::none();
-      const size_t space = both.find(' ');  // (a space byte in UTF-8 is the space character)
-      if (space == std::string_view::npos || both.find(' ', space + 1) != std::string_view::npos) return nb::none();
-      left = both.substr(0, space);
-      right = both.substr(space + 1);
-    } else if (PyList_CheckExact(m) && PyList_GET_SIZE(m) == 2 && PyUnicode_CheckExact(PyList_GET_ITEM(m, 0)) &&
-               PyUnicode_CheckExact(PyList_GET_ITEM(m, 1))) {
-      if (!view_of(PyList_GET_ITEM(m, 0), &left) || !view_of(PyList_GET_ITEM(m, 1), &right)) return nb::none();
-    } else {
-      return nb::none();
-    }
-    joined.assign(left).append(right);
-    uint32_t* rule = &rules[3 * size_t(k)];
-    if (!id_of(left, rule) || !id_of(right, rule + 1) || !id_of(joined, rule + 2)) return nb::none();
-  }
-  if (unique) {
-    std::vector<uint64_t> pairs(static_cast<size_t>(n));
-    for (size_t k = 0; k < size_t(n); ++k) pairs[k] = uint64_t(rules[3 * k]) << 32 | rules[3 * k + 1];
-    std::sort(pairs.begin(), pairs.end());
-    if (std::adjacent_find(pairs.begin(), pairs.end()) != pairs.end()) return nb::none();
-  }
+  std::vector<uint32_t> rules;
+  if (!tokenforge::py::parse_text_merges(merges.ptr(), unique, rules, [&](std::string_view part, uint32_t* out) {
+        return ids.find(reinterpret_cast<const uint8_t*>(part.data()), part.size(), out);
+      }))
+    return nb::none();
   return nb::steal(PyBytes_FromStringAndSize(reinterpret_cast<const char*>(rules.data()),
                                              Py_ssize_t(rules.size() * sizeof(uint32_t))));
 }

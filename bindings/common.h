@@ -386,6 +386,55 @@ nb::object numpy_of(std::vector<T>* v);
 template <class T>
 nb::object numpy_copy(const T* data, size_t n);
 
+// The merge rules of a Hugging Face BPE model whose tokens are plain text: `merges` a list of
+// "left right" strs or [left, right] lists; id_of(UTF-8, &id) finds a token. The rules (left id,
+// right id, merged id) in order into `rules`; false for anything else (a part or the join not a
+// token, a malformed entry, and with `unique` a pair listed twice): the Python reader then names
+// the problem. No Python string is made per merge: each is read as its UTF-8 (CPython keeps a str's
+// UTF-8 once made), the join in a reused buffer.
+template <class IdOf>
+bool parse_text_merges(PyObject* merges, bool unique, std::vector<uint32_t>& rules, IdOf id_of) {
+  if (!PyList_Check(merges)) return false;
+  auto view_of = [](PyObject* s, std::string_view* out) {
+    Py_ssize_t size;
+    const char* text = PyUnicode_AsUTF8AndSize(s, &size);
+    if (!text) PyErr_Clear();  // (a lone surrogate)
+    *out = std::string_view(text ? text : "", text ? size_t(size) : 0);
+    return text != nullptr;
+  };
+  auto found = [&](std::string_view part, uint32_t* out) { return !part.empty() && id_of(part, out); };
+  const Py_ssize_t n = PyList_GET_SIZE(merges);
+  rules.assign(3 * size_t(n), 0);
+  std::string joined;
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    PyObject* m = PyList_GET_ITEM(merges, k);
+    std::string_view left, right;
+    if (PyUnicode_CheckExact(m)) {
+      std::string_view both;
+      if (!view_of(m, &both)) return false;
+      const size_t space = both.find(' ');  // (a space byte in UTF-8 is the space character)
+      if (space == std::string_view::npos || both.find(' ', space + 1) != std::string_view::npos) return false;
+      left = both.substr(0, space);
+      right = both.substr(space + 1);
+    } else if (PyList_CheckExact(m) && PyList_GET_SIZE(m) == 2 && PyUnicode_CheckExact(PyList_GET_ITEM(m, 0)) &&
+               PyUnicode_CheckExact(PyList_GET_ITEM(m, 1))) {
+      if (!view_of(PyList_GET_ITEM(m, 0), &left) || !view_of(PyList_GET_ITEM(m, 1), &right)) return false;
+    } else {
+      return false;
+    }
+    joined.assign(left).append(right);
+    uint32_t* rule = &rules[3 * size_t(k)];
+    if (!found(left, rule) || !found(right, rule + 1) || !found(joined, rule + 2)) return false;
+  }
+  if (unique) {
+    std::vector<uint64_t> pairs(static_cast<size_t>(n));
+    for (size_t k = 0; k < size_t(n); ++k) pairs[k] = uint64_t(rules[3 * k]) << 32 | rules[3 * k + 1];
+    std::sort(pairs.begin(), pairs.end());
+    if (std::adjacent_find(pairs.begin(), pairs.end()) != pairs.end()) return false;
+  }
+  return true;
+}
+
 // tokenforge::parallel_for (cpp/parallel.h) for the bindings' batches. This module is loaded with
 // dlopen, so glibc allocates a thread's block of its thread_locals on the thread's first use of
 // one, with malloc, and aborts the process if that fails. The worker threads use none on the byte-level path

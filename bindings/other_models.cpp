@@ -343,6 +343,30 @@ struct PyCharBpe {
     model = CharBpeModel::create(toks, rules, config, &error);
     if (!model) throw nb::value_error(error.c_str());
   }
+  explicit PyCharBpe(std::unique_ptr<CharBpeModel> m) : model(std::move(m)) {}
+
+  // A model of a tokenizer.json: the vocabulary {text: id} and the merges as the file writes them
+  // ("left right" or [left, right]), looked up in the model's own table of tokens (text_bpe_merges
+  // made a second table for them: a fifth of loading a 4 KB file). (the model, the rules packed as
+  // text_bpe_merges packs them), or None if a merge is not plain (parse_text_merges), for the
+  // Python reader to name.
+  static nb::object from_text_merges(nb::dict vocab, nb::handle merges, bool unique, const std::string& end_marker,
+                                     int64_t unk_id, bool drop_unknown) {
+    std::vector<std::pair<uint32_t, std::string>> toks = tokens_of_vocab(vocab.ptr(), nullptr);
+    CharBpeConfig config{end_marker, "", true, unk_id, false, false, drop_unknown};
+    std::string error;
+    std::unique_ptr<CharBpeModel> m = CharBpeModel::create(toks, {}, config, &error);
+    if (!m) throw nb::value_error(error.c_str());
+    std::vector<uint32_t> rules;
+    if (!parse_text_merges(merges.ptr(), unique, rules,
+                           [&](std::string_view part, uint32_t* id) { return m->token_id(part, id); }))
+      return nb::none();
+    m->add_merges(rules.data(), rules.size() / 3);
+    nb::object packed = nb::steal(PyBytes_FromStringAndSize(reinterpret_cast<const char*>(rules.data()),
+                                                            Py_ssize_t(rules.size() * sizeof(uint32_t))));
+    if (!packed.is_valid()) throw nb::python_error();
+    return nb::make_tuple(nb::cast(PyCharBpe(std::move(m)), nb::rv_policy::move), packed);
+  }
 
   // Returns an empty string on success, else the unknown character.
   std::string encode_into(const std::vector<std::string_view>& words, std::vector<uint32_t>& out) const {
@@ -550,6 +574,8 @@ void bind_other_models(nb::module_& m) {
            nb::arg("unk_id"), nb::arg("byte_fallback") = false, nb::arg("fuse_unk") = false,
            nb::arg("drop_unknown") = false)
       .def("encode_words", &PyCharBpe::encode_words, nb::arg("words"))
+      .def_static("from_text_merges", &PyCharBpe::from_text_merges, nb::arg("vocab"), nb::arg("merges"),
+                  nb::arg("unique"), nb::arg("end_marker"), nb::arg("unk_id"), nb::arg("drop_unknown"))
       .def("encode_cut", &PyCharBpe::encode_cut, nb::arg("texts"), nb::arg("num_threads"))
       .def("encode_parts", &PyCharBpe::encode_parts, nb::arg("batch"), nb::arg("num_threads"), nb::arg("cut"))
       .def_rw("before_space", &PyCharBpe::before_space)

@@ -12,6 +12,12 @@ namespace {
 inline size_t utf8_len(uint8_t b) { return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
 }  // namespace
 
+void CharBpeModel::add_merges(const uint32_t* rules, size_t count) {
+  pairs_.reserve(count);
+  for (size_t r = 0; r < count; ++r)
+    pairs_.insert(rules[3 * r], rules[3 * r + 1], {uint32_t(r), rules[3 * r + 2]});  // a repeated pair keeps its first rank
+}
+
 std::unique_ptr<CharBpeModel> CharBpeModel::create(const std::vector<std::pair<uint32_t, std::string>>& tokens,
                                                    const std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>& merges,
                                                    const CharBpeConfig& config, std::string* error) {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -42,6 +43,13 @@ class CharBpeModel {
   static std::unique_ptr<CharBpeModel> create(const std::vector<std::pair<uint32_t, std::string>>& tokens,
                                               const std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>& merges,
                                               const CharBpeConfig& config, std::string* error);
+
+  // The same in two steps, for merges read by their tokens' texts (bindings: a tokenizer.json's
+  // merges looked up in the model's own table): create() without merges, then add_merges() once.
+  bool token_id(std::string_view text, uint32_t* id) const {
+    return by_text_.find(reinterpret_cast<const uint8_t*>(text.data()), text.size(), id);
+  }
+  void add_merges(const uint32_t* rules, size_t count);  // (left, right, merged) triples in rank order
 
   // Appends the ids of word w[0..n). Returns false (and sets *bad to the byte offset of the
   // character) if a character is unknown and there is no unknown token.

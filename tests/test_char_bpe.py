@@ -333,3 +333,22 @@ def test_text_merges_read_natively():
     assert _core.text_bpe_merges(["a b", "a b"], vocab, unique=True) is None  # hf_families names it
     for bad in (["a  b"], ["a b c"], [" ab"], ["ab"], ["a x"], [["a"]], [["a", ""]], [3]):
         assert _core.text_bpe_merges(bad, vocab) is None, bad
+
+
+def test_a_model_made_from_a_files_merges_equals_one_made_from_pairs():
+    # CharBPE.from_text_merges (the merges looked up in the native model's own table of tokens)
+    # against the model made from (left, right) pairs, and None where the Python reader must name
+    # the problem
+    vocab = {"[UNK]": 0, "a": 1, "b": 2, "é": 3, "ab": 4, "éab": 5, "ab</w>": 6, "b</w>": 7}
+    merges = ["a b", ["é", "ab"], "a b</w>"]
+    made = models.CharBPE.from_text_merges(vocab, merges, end_of_word="</w>", unk_token="[UNK]", special_tokens=[],
+                                           drop_unknown=True)
+    plain = models.CharBPE(vocab, [("a", "b"), ("é", "ab"), ("a", "b</w>")], end_of_word="</w>", unk_token="[UNK]",
+                           special_tokens=[])
+    assert made.merges == plain.merges
+    words = ["ab", "éab", "ba", "éabab", "x", "b"]
+    assert made.encode_words(words) == plain.encode_words(words) == [i for w in words for i in plain.encode_word_reference(w)]
+    assert made.encode_words(["éab"]) == [3, 6]  # é + ab</w>: the rule ('a', 'b</w>') first
+    for bad in (["a b", "a b"], ["a x"], ["a  b"], [["a"]], [3]):
+        assert models.CharBPE.from_text_merges(vocab, bad, end_of_word="</w>", unk_token="[UNK]", special_tokens=[],
+                                               drop_unknown=True) is None, bad

@@ -36,7 +36,6 @@ import regex
 
 from .. import _core, pipeline
 from ..models import CharBPE, WordLevel, WordPiece
-from ..models.byte_bpe import Merges
 from ..outputs import write_atomic
 from ._common import (UnsupportedComponent, check_hf_envelope, fail, hf_limits_json, ignored_parts,
                       malformed_is_value_error, refuse)
@@ -207,10 +206,10 @@ def _char_bpe(source, model, vocab, specials):
         fail(source, "model.merges", "missing or not a list")
     # The rules read natively (every part and join looked up at once) when nothing is wrong and no
     # pair is listed twice; else the reading below names the problem.
-    packed = _core.text_bpe_merges(merges, vocab, unique=True)
-    if packed is not None:
-        return CharBPE(vocab, Merges(packed), end_of_word=eow, start_of_word=None, attach_markers=True,
-                       unk_token=unk, special_tokens=specials, drop_unknown=True)
+    model = CharBPE.from_text_merges(vocab, merges, end_of_word=eow, unk_token=unk, special_tokens=specials,
+                                     drop_unknown=True)
+    if model is not None:
+        return model
     pairs, seen = [], set()
     for n, m in enumerate(merges):
         parts = m.split(" ") if isinstance(m, str) else m if isinstance(m, list) and all(isinstance(x, str) for x in m) else None

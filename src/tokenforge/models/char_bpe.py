@@ -49,7 +49,8 @@ class CharBPE(NativeWordModel):
 
     def __init__(self, vocab: Mapping[str, int], merges: Sequence[tuple[str, str]], *,
                  end_of_word: str | None = "</w>", start_of_word: str | None = None, attach_markers: bool = True,
-                 unk_token: str | None = "<unk>", special_tokens=SPECIAL_TOKENS, drop_unknown: bool = False):
+                 unk_token: str | None = "<unk>", special_tokens=SPECIAL_TOKENS, drop_unknown: bool = False,
+                 _native=None):
         super().__init__(vocab, special_tokens)
         # Without an unknown token, a character outside the vocabulary is an error, or with
         # drop_unknown (tokenizer.json files whose unk_token is null: tokenizers skips it) left out.
@@ -79,9 +80,25 @@ class CharBPE(NativeWordModel):
                                         if x not in vocab)
                 raise ValueError(f"merge {n} ({a!r}, {b!r}) uses {missing!r}, which is not in the vocabulary") from None
         self._rules = rules
-        self._native = _core.CharBpe(vocab, native_rules, self.end_of_word or "", self.start_of_word or "",
-                                     self.attach_markers, -1 if self.unk_id is None else self.unk_id,
-                                     drop_unknown=self.drop_unknown)
+        self._native = _native if _native is not None else _core.CharBpe(
+            vocab, native_rules, self.end_of_word or "", self.start_of_word or "", self.attach_markers,
+            -1 if self.unk_id is None else self.unk_id, drop_unknown=self.drop_unknown)
+
+    @classmethod
+    def from_text_merges(cls, vocab: dict[str, int], merges: list, *, end_of_word: str | None, unk_token: str | None,
+                         special_tokens, drop_unknown: bool) -> "CharBPE | None":
+        """A tokenizer.json's model (attached end-of-word marker, no start marker): its merges as the
+        file writes them ("left right" or [left, right]), read natively in the model's own table of
+        tokens; None if one is not plain (a part that is no token, a pair listed twice...), for the
+        caller's reader to name."""
+        unk_id = vocab.get(unk_token, -1) if unk_token is not None else -1
+        made = _core.CharBpe.from_text_merges(vocab, merges, True, end_of_word or "", unk_id,
+                                              bool(drop_unknown) and unk_token is None)
+        if made is None:
+            return None
+        native, packed = made
+        return cls(vocab, Merges(packed), end_of_word=end_of_word, start_of_word=None, attach_markers=True,
+                   unk_token=unk_token, special_tokens=special_tokens, drop_unknown=drop_unknown, _native=native)
 
     @property
     def merges(self) -> list[tuple[str, str]]:

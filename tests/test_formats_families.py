@@ -420,6 +420,23 @@ def test_every_family_is_listed_for_people(tmp_path, ours_trained, which):
         assert by_id[tok.token_to_id(a + b)][1] == f"[{a}] + [{b}]"
 
 
+def test_listings_of_bytes_and_of_characters(tmp_path):
+    # a greedy longest match over bytes lists its tokens' bytes (as byte-level BPE does), not the
+    # GPT-2 characters its vocabulary spells them with; a character model lists its characters
+    from tokenforge.models import LongestMatch
+
+    tok = tokenforge.Tokenizer(LongestMatch({bytes([b]): b for b in range(256)} | {b"ab": 256, "é".encode(): 257}),
+                               pre_tokenizer=None, name="bytes")
+    tok.save(tmp_path / "b.vocab", format="listing")
+    lines = (tmp_path / "b.vocab").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "# tokenforge vocabulary listing: bytes, 258 tokens"
+    assert lines[1:3] == ["0\t[\\x00]", "1\t[\\x01]"] and lines[-2:] == ["256\t[ab]", "257\t[é]"]
+    chars = tokenforge.CharTokenizer.train(["héllo"])
+    chars.save(tmp_path / "c.vocab", format="listing")
+    listed = (tmp_path / "c.vocab").read_text(encoding="utf-8")
+    assert "\t[é]\n" in listed and "\t[<pad>]\tspecial\n" in listed
+
+
 @pytest.mark.parametrize("which,fmt", REFUSED)
 def test_formats_a_family_cannot_use(tmp_path, ours_trained, which, fmt):
     with pytest.raises(ValueError, match=fmt if fmt != "huggingface" else "cannot write tokenizer.json"):

@@ -67,6 +67,9 @@ def dumps(tok) -> str:
             for b, rank in model.ranks.items():
                 if len(b) > 1 and len(pair := bpe_piece(model.ranks, b, max_rank=rank)) == 2:
                     parts[b] = tuple(pair)
+    elif hasattr(model, "token_bytes"):  # tokens of bytes (RWKV's greedy longest match)
+        entries = sorted((i, model.token_bytes(i) or t.encode("utf-8", "surrogatepass")) for t, i in tok.get_vocab().items())
+        parts = {}
     else:
         entries = sorted((i, t.encode("utf-8", "surrogatepass")) for t, i in tok.get_vocab().items())
         merges = getattr(model, "merges", None) or ()

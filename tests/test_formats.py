@@ -205,6 +205,40 @@ def test_vocab_merges_read_by_tokenizers(tmp_path, trained, corpus_texts):
         assert ref.encode(text).ids == trained.encode_ordinary(text), label
 
 
+def test_vocab_merges_without_some_byte_tokens_equal_tokenizers(tmp_path, trained, corpus_texts):
+    # tokenizers reads a vocab.json + merges.txt that lacks tokens for bytes text can hold (no merge
+    # uses them) and drops such a character; tokenforge refused the pair (the byte-level engine
+    # needs every byte) and now takes it as it takes such a tokenizer.json (ByteBPE's droppable)
+    import json
+
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenforge.byte_alphabet import BYTE_TO_CHAR
+
+    trained.save(tmp_path, format="vocab_merges")
+    vocab = json.loads((tmp_path / "vocab.json").read_text(encoding="utf-8"))
+    merged = "".join(line.replace(" ", "") for line in (tmp_path / "merges.txt").read_text(encoding="utf-8").splitlines()[1:])
+    dropped = [b for b in (1, 2, 7, 0x1B, 0x7F) if BYTE_TO_CHAR[b] not in merged]
+    assert dropped
+    for b in dropped:
+        del vocab[BYTE_TO_CHAR[b]]
+    (tmp_path / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    lines = (tmp_path / "merges.txt").read_text(encoding="utf-8").splitlines()
+    (tmp_path / "merges.txt").write_text("\n".join(["#version: 0.2", *lines[1:]]) + "\n", encoding="utf-8")  # (as another tool writes it: no pair fingerprint)
+    ref = tokenizers.Tokenizer(tokenizers.models.BPE.from_file(str(tmp_path / "vocab.json"), str(tmp_path / "merges.txt")))
+    ref.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok = tokenforge.load(tmp_path / "vocab.json")
+    texts = [corpus_texts["shakespeare"][:20_000], corpus_texts["multilingual"], "bell\x07 and\x01 escape\x1b[0m del\x7f end", "\x01\x02\x07", "a\x01b"]
+    for text in texts:
+        assert tok.encode_ordinary(text) == ref.encode(text).ids, text[:40]
+    # a continuation byte missing: refused with the byte named (no UTF-8 text lacks them all)
+    del vocab[BYTE_TO_CHAR[0x80]]
+    (tmp_path / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    merges = (tmp_path / "merges.txt").read_text(encoding="utf-8")
+    if BYTE_TO_CHAR[0x80] not in merges:
+        with pytest.raises(ValueError, match="0x80"):
+            tokenforge.load(tmp_path / "vocab.json")
+
+
 # --------------------------------------------------------------------------------------------------
 # The .vocab listing
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from .pair_files import FORMATS, check_pair, companion, paths, write_pair
-from ._common import BYTE_TO_CHAR, CHAR_TO_BYTE, build, check_every_byte, explicit_merges, fail, parse_json, to_chars
+from ..models.byte_bpe import absent_bytes_supported
+from ._common import BYTE_TO_CHAR, CHAR_TO_BYTE, build, explicit_merges, fail, missing_bytes, parse_json, to_chars
 
 def looks_like_vocab(obj) -> bool:
     return isinstance(obj, dict) and bool(obj) and all(isinstance(v, int) and not isinstance(v, bool) for v in obj.values())
@@ -124,7 +125,14 @@ def _load(vocab_path: Path, vocab: dict, merges_path: Path, merges_data: bytes, 
             fail(vocab_path, where, f"{bad!r} (U+{ord(bad):04X}) is not one of GPT-2's 256 byte characters, and "
                                     "the token is not among special_tokens")
         ranks[bytes(CHAR_TO_BYTE[c] for c in s)] = i
-    check_every_byte(ranks, vocab_path, None)
+    # A byte text can hold may lack a token, as in tokenizer.json files (Falcon's control bytes):
+    # tokenizers drops such a character, and so does ByteBPE (its `droppable`); not a continuation
+    # byte (0x80-0xBF: no character class says which characters hold one)
+    missing = missing_bytes(ranks)
+    if not absent_bytes_supported(missing, False):
+        inner = next(b for b in missing if 0x80 <= b < 0xC0)
+        fail(vocab_path, None, f"no token for {len(missing)} of the 256 bytes, among them 0x{inner:02X} (written "
+                               f"{BYTE_TO_CHAR[inner]!r}), which text holds inside characters: not a byte-level BPE vocabulary")
     merges = []
     for lineno, (a, b) in _numbered(pairs, merges_data):
         for part in (a, b, a + b):

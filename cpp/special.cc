@@ -33,6 +33,21 @@ SpecialMatcher::SpecialMatcher(const std::vector<SpecialToken>& tokens) : nodes_
       if (num_starts_ < kFewStarts) starts_[num_starts_] = uint8_t(b);
       ++num_starts_;
     }
+  for (auto [b0, first] : nodes_[0].children) {  // the first two bytes of every token
+    auto add = [&](uint8_t b1, bool any) {
+      if (num_pairs_ < kFewStarts) {
+        pair_first_[num_pairs_] = b0;
+        pair_second_[num_pairs_] = b1;
+        pair_any_[num_pairs_] = any;
+      }
+      ++num_pairs_;
+    };
+    if (nodes_[first].token >= 0) {
+      add(0, true);  // a token of one byte: any byte may follow
+      continue;
+    }
+    for (auto [b1, second] : nodes_[first].children) add(b1, false);
+  }
   // Failure and dictionary links, breadth first (a node's links come from shallower nodes).
   std::vector<int> queue{0};
   for (size_t k = 0; k < queue.size(); ++k) {
@@ -68,6 +83,32 @@ int SpecialMatcher::step(int node, uint8_t b) const {
 }
 
 size_t SpecialMatcher::skip_to_start(const uint8_t* s, size_t n, size_t j) const {
+#ifdef __SSE2__
+  // Two bytes at once where the first byte alone is common (a space, a newline, or several first
+  // bytes); a lone first byte such as '<' (tiktoken's special tokens) keeps memchr, faster still.
+  const bool common_start = num_starts_ > 1 || starts_[0] == ' ' || starts_[0] == '\n' || starts_[0] == '\t';
+  if (common_start && num_pairs_ > 0 && num_pairs_ <= kFewStarts) {
+    __m128i first[kFewStarts], second[kFewStarts], any[kFewStarts];
+    for (size_t k = 0; k < kFewStarts; ++k) {
+      const size_t p = k < num_pairs_ ? k : 0;  // (unused slots repeat the first pair)
+      first[k] = _mm_set1_epi8(char(pair_first_[p]));
+      second[k] = _mm_set1_epi8(char(pair_second_[p]));
+      any[k] = pair_any_[p] ? _mm_set1_epi8(char(0xFF)) : _mm_setzero_si128();
+    }
+    for (; j + 17 <= n; j += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + j));
+      const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + j + 1));  // the byte after each
+      __m128i eq = _mm_setzero_si128();
+      for (size_t k = 0; k < kFewStarts; ++k) {
+        const __m128i second_ok = _mm_or_si128(_mm_cmpeq_epi8(w, second[k]), any[k]);
+        eq = _mm_or_si128(eq, _mm_and_si128(_mm_cmpeq_epi8(v, first[k]), second_ok));
+      }
+      if (int mask = _mm_movemask_epi8(eq)) return j + size_t(__builtin_ctz(unsigned(mask)));
+    }
+    while (j < n && !first_byte_[s[j]]) ++j;  // (the last 16 bytes: by the first byte alone)
+    return j;
+  }
+#endif
   if (num_starts_ == 1) {
     const void* hit = std::memchr(s + j, starts_[0], n - j);
     return hit ? size_t(static_cast<const uint8_t*>(hit) - s) : n;

@@ -52,6 +52,13 @@ class SpecialMatcher {
   static constexpr size_t kFewStarts = 4;
   uint8_t starts_[kFewStarts] = {};
   size_t num_starts_ = 0;
+  // The distinct first two bytes of the tokens when there are at most kFewStarts of them (a token
+  // of one byte gives its byte and any second): GPT-NeoX's runs of spaces start "  ", its other
+  // tokens "<|" or "||", so the skip stops at a double space, not at every space (the one-byte
+  // filter stopped at every word: a sixth of encoding its text). pair_any_[k]: any second byte.
+  uint8_t pair_first_[kFewStarts] = {}, pair_second_[kFewStarts] = {};
+  bool pair_any_[kFewStarts] = {};
+  size_t num_pairs_ = 0;  // 0 (or more than kFewStarts): not used
 };
 
 }  // namespace tokenforge

@@ -427,3 +427,34 @@ def test_added_tokens_before_a_special_one_do_not_shift_the_special_masks():
     assert tok.encode_ordinary("xq<|endoftext|>")[:1] == [50257] and 50256 not in tok.encode_ordinary("<|endoftext|>")
     assert tok.encode_batch(["a xq", "xq<|endoftext|>"], allowed_special="all", num_threads=2) == \
         [[64, 220, 50257], [50257, 50256]]
+
+
+_SPECIAL_SETS = {
+    "one start, a space": ["  ", "   ", "    "],  # MPT's runs of spaces
+    "several starts": ["  ", "<|x|>", "||a", "\n\n"],  # GPT-NeoX's shape: the two-byte filter
+    "a token of one byte": ["|", "  ", "<|x|>"],  # any byte may follow '|'
+    "more pairs than the filter holds": ["ab", "ac", "ad", "ae", "af", "  "],
+    "one start, '<'": ["<|x|>", "<|yy|>"],  # tiktoken's shape: memchr
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_SPECIAL_SETS))
+@settings(max_examples=150, deadline=None)
+@given(pieces=st.lists(st.sampled_from([" ", "  ", "a", "b", "|", "<", "\n", "x", "||a", "<|x|>", "é", "ab", "af",
+                                        "<|yy|>", "\t", "   "]), max_size=40))
+def test_special_tokens_found_where_they_start(shape, pieces):
+    # the engine's skip to where a special token can start (cpp/special.cc: one byte, several
+    # bytes, or the first two bytes of every token) against a regex of the tokens, longest first
+    import regex
+
+    gpt2 = tokenforge.get_encoding("gpt2")
+    specials = {s: 50300 + k for k, s in enumerate(_SPECIAL_SETS[shape])}
+    tok = tokenforge.Tokenizer.from_ranks(gpt2._mergeable_ranks, pattern=gpt2.pattern, special_tokens=specials)
+    text = "".join(pieces) * 3  # (longer than the 16-byte blocks)
+    alternation = regex.compile("|".join(map(regex.escape, sorted(specials, key=len, reverse=True))))
+    want, at = [], 0
+    for m in alternation.finditer(text):
+        want += gpt2.encode_ordinary(text[at:m.start()]) + [specials[m.group()]]
+        at = m.end()
+    want += gpt2.encode_ordinary(text[at:])
+    assert tok.encode(text, allowed_special="all") == want

@@ -140,12 +140,15 @@ SpecialMatcher::Match SpecialMatcher::find_next(const uint8_t* s, size_t n, size
       if (j == n) break;
     }
     state = step(state, s[j]);
-    // The tokens ending at j, longest first.
+    // The tokens ending at j, longest first (the dictionary links go to shorter and shorter
+    // suffixes): the first one considered starts first, so none after it can be better (inside a
+    // run of spaces every shorter run is a suffix: walking them all was quadratic in the run).
     for (int u = nodes_[state].token >= 0 ? state : nodes_[state].output; u >= 0; u = nodes_[u].output) {
       int t = nodes_[u].token;
       size_t len = nodes_[u].depth, start = j + 1 - len;
       if (start < from || !mask[size_t(t)]) continue;
       if (best.index < 0 || start < best.pos || (start == best.pos && len > best.len)) best = {start, len, t};
+      break;
     }
     // Done when no token still in progress could start at or before the best match.
     if (best.index >= 0 && j + 1 - nodes_[state].depth > best.pos) return best;

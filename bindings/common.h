@@ -476,6 +476,7 @@ std::shared_ptr<const SplitRegex> compile_split_pattern(const std::string& patte
 namespace tokenforge {
 class Encoder;
 class SplitSequence;
+class SpecialMatcher;
 }  // namespace tokenforge
 namespace tokenforge::py {
 
@@ -485,6 +486,9 @@ const Encoder& encoder_of(nb::handle core);
 
 // The split sequence inside a `_core.SplitSequence` object (TypeError for anything else).
 const SplitSequence& split_sequence_of(nb::handle seq);
+
+// The matcher inside a `_core.LiteralFinder` object (TypeError for anything else).
+const SpecialMatcher& literal_matcher_of(nb::handle finder);
 
 // The split pattern argument of Encoder and PieceCounter: a regex str (compiled natively), None
 // (no native splitting), or for compatibility the number of a named scanner (0 gpt2, 1 cl100k,

@@ -55,6 +55,15 @@ struct LiteralFinder {
 
 }  // namespace
 
+namespace tokenforge::py {
+
+const SpecialMatcher& literal_matcher_of(nb::handle finder) {
+  if (!nb::isinstance<LiteralFinder>(finder)) throw nb::type_error("expected a tokenforge._core.LiteralFinder");
+  return nb::cast<const LiteralFinder&>(finder).matcher;
+}
+
+}  // namespace tokenforge::py
+
 void bind_literals(nb::module_& m) {
   nb::class_<LiteralFinder>(m, "LiteralFinder")
       .def(nb::init<const std::vector<std::string>&>(), nb::arg("literals"))

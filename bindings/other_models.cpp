@@ -8,6 +8,7 @@
 
 #include "char_bpe.h"
 #include "common.h"
+#include "special.h"
 #include "longest_match.h"
 #include "pre_split.h"
 #include "unicode.h"
@@ -431,6 +432,97 @@ struct PyCharBpe {
     return out;
   }
 
+  // Tokenizer._parts_in_place and encode_parts in one native pass per text, on the threads: the
+  // normalizer replaces the character `old` by `now` (UTF-8 of one character each); `written`
+  // finds the added tokens matched as written in the text, `normalized` those matched in the
+  // normalized text (LiteralFinder objects, or None for none; their literals' ids in `written_ids`
+  // / `normalized_ids`); the stretches between tokens, normalized, are encoded as encode_parts
+  // encodes them. Exact when no normalized token can straddle one matched as written (the caller
+  // checks: tokenizer._char_map). Texts hold no lone surrogate (the caller replaced them).
+  nb::list encode_in_place(nb::list texts, nb::handle written, const std::vector<uint32_t>& written_ids,
+                           nb::handle normalized, const std::vector<uint32_t>& normalized_ids, const std::string& old,
+                           const std::string& now, size_t num_threads, bool cut) const {
+    const SpecialMatcher* raw = written.is_none() ? nullptr : &literal_matcher_of(written);
+    const SpecialMatcher* norm = normalized.is_none() ? nullptr : &literal_matcher_of(normalized);
+    if (old.empty() || now.empty()) throw nb::value_error("encode_in_place: the characters are empty");
+    std::vector<std::string_view> views = views_of(texts);
+    size_t bytes = 0;
+    for (std::string_view v : views) bytes += v.size();
+    const std::vector<char> all_raw(written_ids.size(), 1), all_norm(normalized_ids.size(), 1);
+    std::vector<std::vector<uint32_t>> results(views.size());
+    std::vector<std::string> errors(views.size());
+    {
+      nb::gil_scoped_release release;
+      batch_parallel_for(views.size(), batch_threads(bytes, num_threads), [&](size_t i) {
+        const std::string_view t = views[i];
+        struct Found {
+          size_t start, end;
+          uint32_t id;
+        };
+        std::vector<Found> found;  // in the normalized text's bytes
+        // the text normalized, and where each replaced character was in the text
+        std::vector<size_t> at;
+        std::string text;
+        text.reserve(t.size() + t.size() / 8);
+        for (size_t pos = 0;;) {
+          const size_t k = t.find(old, pos);
+          text.append(t.substr(pos, k == std::string_view::npos ? std::string_view::npos : k - pos));
+          if (k == std::string_view::npos) break;
+          at.push_back(k);
+          text.append(now);
+          pos = k + old.size();
+        }
+        const std::ptrdiff_t grow = std::ptrdiff_t(now.size()) - std::ptrdiff_t(old.size());
+        auto shifted = [&](size_t p) {  // a position in the text -> in the normalized text
+          const size_t before = size_t(std::lower_bound(at.begin(), at.end(), p) - at.begin());
+          return size_t(std::ptrdiff_t(p) + std::ptrdiff_t(before) * grow);
+        };
+        if (raw) {
+          for (size_t pos = 0; pos < t.size();) {
+            const SpecialMatcher::Match m = raw->find_next(bytes_of(t), t.size(), pos, all_raw);
+            if (m.index < 0) break;
+            found.push_back({shifted(m.pos), shifted(m.pos + m.len), written_ids[size_t(m.index)]});
+            pos = m.pos + m.len;
+          }
+        }
+        const size_t first_normalized = found.size();
+        if (norm) {
+          for (size_t pos = 0; pos < text.size();) {
+            const SpecialMatcher::Match m = norm->find_next(bytes_of(text), text.size(), pos, all_norm);
+            if (m.index < 0) break;
+            found.push_back({m.pos, m.pos + m.len, normalized_ids[size_t(m.index)]});
+            pos = m.pos + m.len;
+          }
+        }
+        std::inplace_merge(found.begin(), found.begin() + std::ptrdiff_t(first_normalized), found.end(),
+                           [](const Found& a, const Found& b) { return a.start < b.start; });
+        std::vector<uint32_t>& out = results[i];
+        out.reserve(text.size() / 3 + 16);
+        auto stretch = [&](size_t from, size_t to) {
+          if (from >= to || !errors[i].empty()) return;
+          const std::string_view v(text.data() + from, to - from);
+          if (cut) {
+            errors[i] = encode_cut_into(v, out);
+          } else {
+            const std::vector<std::string_view> one{v};
+            errors[i] = encode_into(one, out);
+          }
+        };
+        size_t done = 0;
+        for (const Found& f : found) {
+          stretch(done, f.start);
+          out.push_back(f.id);
+          done = f.end;
+        }
+        stretch(done, text.size());
+      });
+    }
+    for (const auto& e : errors) finish(e);
+    nb::list out;
+    for (const auto& r : results) out.append(to_list(r));
+    return out;
+  }
+
   // Texts given as their parts (Tokenizer._parts): ints, the ids of added tokens, kept as they are,
   // and str, the stretches of normalized text between them, encoded (cut before spaces with `cut`,
   // as encode_cut, else each one word); one flat list of ids per text. In place of a list per
@@ -578,6 +670,9 @@ void bind_other_models(nb::module_& m) {
                   nb::arg("unique"), nb::arg("end_marker"), nb::arg("unk_id"), nb::arg("drop_unknown"))
       .def("encode_cut", &PyCharBpe::encode_cut, nb::arg("texts"), nb::arg("num_threads"))
       .def("encode_parts", &PyCharBpe::encode_parts, nb::arg("batch"), nb::arg("num_threads"), nb::arg("cut"))
+      .def("encode_in_place", &PyCharBpe::encode_in_place, nb::arg("texts"), nb::arg("written").none(),
+           nb::arg("written_ids"), nb::arg("normalized").none(), nb::arg("normalized_ids"), nb::arg("old"),
+           nb::arg("now"), nb::arg("num_threads"), nb::arg("cut"))
       .def_rw("before_space", &PyCharBpe::before_space)
       .def("encode_batch", &PyCharBpe::encode_batch, nb::arg("batch"), nb::arg("num_threads"))
       .def("encode_text", &PyCharBpe::encode_text, nb::arg("text"), nb::arg("how"))

@@ -185,6 +185,17 @@ class AddedVocabulary:
             pattern = regex.compile("|".join(map(regex.escape, keys)))
             return [(*m.span(), m.group()) for m in pattern.finditer(text)]
 
+    def finder_and_ids(self, allowed, *, normalized: bool = False) -> tuple[object, list[int]]:
+        """The native finder of the tokens `allowed` (matched as written, or normalized) and the id
+        of each of its literals, for a native caller; (None, []) when there are none."""
+        key = ("ids", normalized, allowed)
+        hit = self._cache.get(key)
+        if hit is None:
+            finder, keys, table = self._matcher(normalized, allowed)
+            hit = (finder, [table[k].id for k in keys])
+            self._cache[key] = hit  # (bounded with the matchers: cleared with them)
+        return hit
+
     def found_ids(self, text: str, allowed, *, normalized: bool = False) -> list[tuple[int, int, int]]:
         """(start, stop, id) of each added token in text; for tokens without Hugging Face's
         flags (split() applies those)."""

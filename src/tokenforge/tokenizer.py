@@ -913,6 +913,20 @@ class Tokenizer:
         tokens and the normalizer per text here (_parts, as _encode does), then every stretch of
         text between added tokens through a native batch at once, on the threads (the split and the
         model are most of the work). A plan holds ids, and -1 - k for stretch k."""
+        in_place = getattr(self._model, "encode_in_place_batch", None) if self._char_map is not None else None
+        if in_place is not None and self._engine is None:  # (all of it natively, on the threads)
+            resolved = []
+            for text in texts:
+                check_text(text)
+                allowed, _, text = self._resolve_special(text, allowed_special, disallowed_special)
+                resolved.append((allowed, replace_surrogates(text) if has_surrogates(text) else text))
+            allowed = resolved[0][0] if resolved else frozenset()
+            if all(a == allowed for a, _ in resolved):
+                vocab = self._added_vocab
+                rows = in_place([t for _, t in resolved], vocab.finder_and_ids(allowed),
+                                vocab.finder_and_ids(allowed, normalized=True), self._char_map, num_threads)
+                if rows is not None:
+                    return rows
         by_parts = getattr(self._model, "encode_parts_batch", None) if self._engine is None else None
         if by_parts is not None:  # (the model joins each text's parts itself)
             batch = []

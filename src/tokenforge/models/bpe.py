@@ -252,6 +252,17 @@ class BPE(Model):
             return None
         return self._native.encode_parts(batch, num_threads, self._cut_at_spaces)
 
+    def encode_in_place_batch(self, texts: list[str], written, normalized, char_map: tuple[str, str],
+                              num_threads: int) -> list[list[int]] | None:
+        """Tokenizer._parts_in_place and encode_parts_batch in one native call: `written` and
+        `normalized` are (finder, ids) of the added tokens (AddedVocabulary.finder_and_ids); None
+        where this model cannot."""
+        if self._native is None or self.ignore_merges:
+            return None
+        old, now = char_map
+        return self._native.encode_in_place(texts, written[0], written[1], normalized[0], normalized[1],
+                                            old, now, num_threads, self._cut_at_spaces)
+
     def default_decoder(self):
         from ..decoders import BPEDecoder, Fuse
 

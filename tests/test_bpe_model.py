@@ -132,6 +132,10 @@ def test_added_tokens_found_in_place_equal_tokenizers(shape, pieces):
     assert tok.encode(long, add_special_tokens=False) == reference.encode(long, add_special_tokens=False).ids
     assert tok.encode_batch([text, long], add_special_tokens=False, num_threads=2) == \
         [want, reference.encode(long, add_special_tokens=False).ids]
+    # encode_ordinary finds the added tokens in Python (_parts_in_place), encode natively
+    # (encode_in_place): the same ids with the special token <s> left as text
+    assert tok.encode_ordinary(text) == tok.encode(text, allowed_special=set(), disallowed_special=(),
+                                                   add_special_tokens=False)
 
 
 _GEMMA_TOKENIZERS: dict = {}

@@ -119,9 +119,9 @@ _GEMMA_SHAPES = {
 @given(pieces=st.lists(st.sampled_from(["a", "b", "é", " ", "  ", "   ", "\n", "\n\n", "\t", "<h1>", "</h1>", "▁",
                                         "a b", " a", "<s>", "x", "😀", "ab", "\u3000"]), max_size=30))
 def test_added_tokens_found_in_place_equal_tokenizers(shape, pieces):
-    # Tokenizer._parts_in_place (the text normalized once, both kinds of added tokens found in one
-    # pass each) against tokenizers' stretch-by-stretch AddedVocabulary, and the native joining of
-    # parts (encode_parts) in encode and encode_batch
+    # Tokenizer._in_place (the text normalized once, both kinds of added tokens found in one pass
+    # each, natively) against tokenizers' stretch-by-stretch AddedVocabulary, in encode and
+    # encode_batch
     hf = pytest.importorskip("tokenizers")
     text = "".join(pieces)
     reference, tok = _GEMMA_TOKENIZERS.get(shape) or _GEMMA_TOKENIZERS.setdefault(shape, _both(*_GEMMA_SHAPES[shape], hf))
@@ -132,8 +132,7 @@ def test_added_tokens_found_in_place_equal_tokenizers(shape, pieces):
     assert tok.encode(long, add_special_tokens=False) == reference.encode(long, add_special_tokens=False).ids
     assert tok.encode_batch([text, long], add_special_tokens=False, num_threads=2) == \
         [want, reference.encode(long, add_special_tokens=False).ids]
-    # encode_ordinary finds the added tokens in Python (_parts_in_place), encode natively
-    # (encode_in_place): the same ids with the special token <s> left as text
+    # encode_ordinary: the same ids as encode without special tokens (<s> left as text)
     assert tok.encode_ordinary(text) == tok.encode(text, allowed_special=set(), disallowed_special=(),
                                                    add_special_tokens=False)
 

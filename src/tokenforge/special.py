@@ -196,12 +196,6 @@ class AddedVocabulary:
             self._cache[key] = hit  # (bounded with the matchers: cleared with them)
         return hit
 
-    def found_ids(self, text: str, allowed, *, normalized: bool = False) -> list[tuple[int, int, int]]:
-        """(start, stop, id) of each added token in text; for tokens without Hugging Face's
-        flags (split() applies those)."""
-        table = self._matcher(normalized, allowed)[2]
-        return [(start, stop, table[key].id) for start, stop, key in self._found(text, allowed, normalized)]
-
     def split(self, text: str, allowed, *, normalized: bool = False) -> list[tuple[str, int | None]]:
         """[(text, None) or (token content, id)] covering the text, in order."""
         finder, keys, table = self._matcher(normalized, allowed)

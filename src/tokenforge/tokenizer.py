@@ -129,7 +129,7 @@ def _twin_form(normalizer, model, added: Sequence[AddedToken]) -> str | None:
 
 def _char_map(normalizer, added: list[AddedToken]) -> tuple[str, str] | None:
     """(a, b) when the normalizer only replaces the character a by the character b (Gemma's
-    tokenizer.json: ' ' by '▁') and Tokenizer._parts_in_place is exact for these added tokens: none
+    tokenizer.json: ' ' by '▁') and Tokenizer._in_place is exact for these added tokens: none
     has Hugging Face's flags, and no character of a normalized token is a character of another
     token as normalized (so a normalized token never straddles one matched as written)."""
     n = normalizer
@@ -566,7 +566,7 @@ class Tokenizer:
         check_text(text)
         if self._fast:
             return self._encode_checked(self._engine.encode, text, allowed_special, disallowed_special)
-        if (len(text) > 2048 or self._char_map is not None) and self._stretches_natively():
+        if len(text) > 2048 and self._stretches_natively():
             # The stretches between added tokens in one native call, as a batch of one text (Gemma's
             # "\n" is an added token: 8,400 stretches in 300,000 characters of English, each a
             # native call of its own before: 4.7 -> 7.3 MB/s).
@@ -718,6 +718,10 @@ class Tokenizer:
 
     def _encode(self, text: str, allowed, mask: bytes) -> list[int]:
         """The stage-by-stage path: added tokens, then each stretch of text between them."""
+        if self._char_map is not None:
+            rows = self._in_place([text], allowed, 1)
+            if rows is not None:
+                return rows[0]
         ids: list[int] = []
         for k, part in enumerate(self._parts(text, allowed)):
             if not isinstance(part, str):
@@ -733,37 +737,6 @@ class Tokenizer:
         (non-empty str), in order."""
         if has_surrogates(text):
             text = replace_surrogates(text)
-        if self._char_map is not None:
-            return self._parts_in_place(text, allowed)
-        return self._parts_by_stretch(text, allowed)
-
-    def _parts_in_place(self, text: str, allowed) -> list:
-        """_parts for a normalizer that replaces one character by one character (Gemma's ' ' by
-        '▁') and added tokens without flags, where no character of a normalized-token can occur in
-        a normalized not-normalized one (_plan checks): the text is normalized once (its characters
-        stay where they are), the tokens matched as written are found in it, the normalized ones in
-        the normalized text, each in one native pass; no normalized token can then straddle a
-        token matched as written, so these are the matches the stretch-by-stretch way finds (code
-        through Gemma's tokenizer.json, where every newline is an added token, spent most of its
-        time there)."""
-        old, new = self._char_map
-        normalized = text.replace(old, new)
-        found = self._added_vocab.found_ids(text, allowed)
-        also = self._added_vocab.found_ids(normalized, allowed, normalized=True)
-        if also:
-            found = sorted(found + also) if found else also
-        parts: list = []
-        at = 0
-        for start, stop, token_id in found:
-            if at < start:
-                parts.append(normalized[at:start])
-            parts.append(token_id)
-            at = stop
-        if at < len(normalized):
-            parts.append(normalized[at:] if at else normalized)
-        return parts
-
-    def _parts_by_stretch(self, text: str, allowed):
         for part, token_id in self._added_vocab.split(text, allowed):
             if token_id is not None:
                 yield token_id
@@ -913,35 +886,22 @@ class Tokenizer:
         tokens and the normalizer per text here (_parts, as _encode does), then every stretch of
         text between added tokens through a native batch at once, on the threads (the split and the
         model are most of the work). A plan holds ids, and -1 - k for stretch k."""
-        in_place = getattr(self._model, "encode_in_place_batch", None) if self._char_map is not None else None
-        if in_place is not None and self._engine is None:  # (all of it natively, on the threads)
-            resolved = []
-            for text in texts:
-                check_text(text)
-                allowed, _, text = self._resolve_special(text, allowed_special, disallowed_special)
-                resolved.append((allowed, replace_surrogates(text) if has_surrogates(text) else text))
-            allowed = resolved[0][0] if resolved else frozenset()
-            if all(a == allowed for a, _ in resolved):
-                vocab = self._added_vocab
-                rows = in_place([t for _, t in resolved], vocab.finder_and_ids(allowed),
-                                vocab.finder_and_ids(allowed, normalized=True), self._char_map, num_threads)
-                if rows is not None:
-                    return rows
-        by_parts = getattr(self._model, "encode_parts_batch", None) if self._engine is None else None
-        if by_parts is not None:  # (the model joins each text's parts itself)
-            batch = []
-            for text in texts:
-                check_text(text)
-                allowed, _, text = self._resolve_special(text, allowed_special, disallowed_special)
-                parts = self._parts(text, allowed)
-                batch.append(parts if type(parts) is list else list(parts))
-            rows = by_parts(batch, num_threads)
-            if rows is not None:
-                return rows
-        plans, stretches = [], []
+        resolved = []  # (allowed, text) of each text
         for text in texts:
             check_text(text)
             allowed, _, text = self._resolve_special(text, allowed_special, disallowed_special)
+            resolved.append((allowed, text))
+        if self._char_map is not None and resolved and all(a == resolved[0][0] for a, _ in resolved):
+            rows = self._in_place([t for _, t in resolved], resolved[0][0], num_threads)
+            if rows is not None:
+                return rows
+        by_parts = getattr(self._model, "encode_parts_batch", None) if self._engine is None else None
+        if by_parts is not None:  # (the model joins each text's parts itself)
+            rows = by_parts([list(self._parts(text, allowed)) for allowed, text in resolved], num_threads)
+            if rows is not None:
+                return rows
+        plans, stretches = [], []
+        for allowed, text in resolved:
             plan = []
             for part in self._parts(text, allowed):
                 if isinstance(part, str):
@@ -970,6 +930,21 @@ class Tokenizer:
                     ids += encoded[-1 - x]
             rows.append(ids)
         return rows
+
+    def _in_place(self, texts: list[str], allowed, num_threads: int) -> list[list[int]] | None:
+        """The ids of texts with added tokens of a tokenizer whose normalizer replaces one
+        character by one (_char_map: Gemma's ' ' by '▁'), in one native pass per text: the tokens
+        matched as written found in the text, the normalized ones in the normalized text (no
+        normalized token can straddle one matched as written, which _char_map checks, so one pass
+        finds what Hugging Face's stretch-by-stretch search finds), the stretches between them
+        encoded (models/bpe.py: encode_in_place_batch). None where the model cannot."""
+        run = getattr(self._model, "encode_in_place_batch", None) if self._engine is None else None
+        if run is None:
+            return None
+        vocab = self._added_vocab
+        texts = [replace_surrogates(t) if has_surrogates(t) else t for t in texts]
+        return run(texts, vocab.finder_and_ids(allowed), vocab.finder_and_ids(allowed, normalized=True), self._char_map,
+                   num_threads)
 
     def _native_batch_ok(self, allowed_special) -> bool:
         """True when no added token can appear (none matchable) and the model batches natively."""

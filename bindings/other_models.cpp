@@ -432,7 +432,15 @@ struct PyCharBpe {
     return out;
   }
 
-  // Tokenizer._parts_in_place and encode_parts in one native pass per text, on the threads: the
+  // A stretch of text between added tokens (encode_parts, encode_in_place): cut before spaces as
+  // encode_cut does, or one word. Returns the unknown character, as encode_into does.
+  std::string encode_stretch_into(std::string_view v, bool cut, std::vector<uint32_t>& out) const {
+    if (cut) return encode_cut_into(v, out);
+    const std::vector<std::string_view> one{v};
+    return encode_into(one, out);
+  }
+
+  // Tokenizer._in_place (added tokens of both kinds) and encode_parts in one native pass per text, on the threads: the
   // normalizer replaces the character `old` by `now` (UTF-8 of one character each); `written`
   // finds the added tokens matched as written in the text, `normalized` those matched in the
   // normalized text (LiteralFinder objects, or None for none; their literals' ids in `written_ids`
@@ -500,13 +508,7 @@ struct PyCharBpe {
         out.reserve(text.size() / 3 + 16);
         auto stretch = [&](size_t from, size_t to) {
           if (from >= to || !errors[i].empty()) return;
-          const std::string_view v(text.data() + from, to - from);
-          if (cut) {
-            errors[i] = encode_cut_into(v, out);
-          } else {
-            const std::vector<std::string_view> one{v};
-            errors[i] = encode_into(one, out);
-          }
+          errors[i] = encode_stretch_into(std::string_view(text.data() + from, to - from), cut, out);
         };
         size_t done = 0;
         for (const Found& f : found) {
@@ -558,14 +560,8 @@ struct PyCharBpe {
     std::vector<std::string> errors(views.size());
     {
       nb::gil_scoped_release release;
-      batch_parallel_for(views.size(), batch_threads(bytes, num_threads), [&](size_t i) {
-        if (cut) {
-          errors[i] = encode_cut_into(views[i], results[i]);
-        } else {
-          const std::vector<std::string_view> one{views[i]};
-          errors[i] = encode_into(one, results[i]);
-        }
-      });
+      batch_parallel_for(views.size(), batch_threads(bytes, num_threads),
+                         [&](size_t i) { errors[i] = encode_stretch_into(views[i], cut, results[i]); });
     }
     for (const auto& e : errors) finish(e);
     nb::list out;

@@ -254,7 +254,7 @@ class BPE(Model):
 
     def encode_in_place_batch(self, texts: list[str], written, normalized, char_map: tuple[str, str],
                               num_threads: int) -> list[list[int]] | None:
-        """Tokenizer._parts_in_place and encode_parts_batch in one native call: `written` and
+        """Tokenizer._in_place (added tokens of both kinds) natively, in one call: `written` and
         `normalized` are (finder, ids) of the added tokens (AddedVocabulary.finder_and_ids); None
         where this model cannot."""
         if self._native is None or self.ignore_merges:

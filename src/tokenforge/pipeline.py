@@ -57,8 +57,9 @@ class PipelineTokenizer(Tokenizer):
                  pad_token: str | None = None, name: str = "tokenizer", **options):
         if not isinstance(model, Model):
             raise TypeError(f"model must be a tokenforge.models model, got {type(model).__name__}")
-        unk = getattr(model, "unk_token", None)
-        options.setdefault("special_tokens", {t: model.vocab[t] for t in model.special_tokens if t != unk})
+        if "special_tokens" not in options:
+            unk = getattr(model, "unk_token", None)
+            options["special_tokens"] = {t: model.vocab[t] for t in model.special_tokens if t != unk}
         options.setdefault("allowed_special", frozenset())
         options.setdefault("disallowed_special", ())
         options.setdefault("skip_special_tokens", True)

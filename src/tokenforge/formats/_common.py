@@ -11,6 +11,7 @@ try:
 except ImportError:  # optional: json.loads reads the same
     _orjson = None
 
+from .. import _core
 from ..byte_alphabet import BYTE_TO_CHAR, CHAR_TO_BYTE, NOT_IN_UTF8, missing_bytes, to_chars  # noqa: F401 (for the format modules)
 from ..byte_alphabet import from_chars as _from_chars
 from ..outputs import write_atomic  # noqa: F401 (for the format modules)
@@ -52,8 +53,6 @@ def _fast_json(data: bytes):
     json.loads then reads the file (and names the duplicate key)."""
     if _orjson is None or not isinstance(data, bytes):
         return None
-    from .. import _core
-
     members, floats, depth = _core.json_text_shape(data)
     if members < 0 or depth > _FAST_JSON_DEPTH:
         return None

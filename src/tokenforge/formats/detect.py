@@ -23,7 +23,6 @@ A file that fits none is a ValueError naming the file and the formats tried.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import gzip
 import io
@@ -41,21 +40,16 @@ MAX_GUNZIPPED = 1 << 28  # 256 MiB: a .gz that unpacks past this is refused (a g
 def load(path, read_own=None, **overrides):
     """Loads a tokenizer from a file or a model folder, recognised by content. `read_own(obj, source=,
     **overrides)` reads tokenforge's own file (tokenforge.io passes it: formats never import io)."""
-    with _no_cyclic_gc():
-        return _load(Path(path), read_own, overrides)
-
-
-@contextlib.contextmanager
-def _no_cyclic_gc():
-    """Python's cyclic garbage collector paused while a tokenizer loads. Loading makes hundreds of
-    thousands of objects (the parsed JSON: Qwen3's 151k merges are lists; then the tables), which
-    set the collector off again and again, each time walking all of them: a tenth of loading Qwen3's
-    tokenizer.json (200.7 against 231.8 ms), 10 ms of Llama 3.2's. They hold no cycles; other
-    garbage waits until the load is done. (If it was on, it is on again after, even on an error.)"""
+    # Python's cyclic garbage collector is paused while a tokenizer loads. Loading makes hundreds of
+    # thousands of objects (the parsed JSON: Qwen3's 151k merges are lists; then the tables), which
+    # set the collector off again and again, each time walking all of them: a tenth of loading
+    # Qwen3's tokenizer.json (200.7 against 231.8 ms), 10 ms of Llama 3.2's. They hold no cycles;
+    # other garbage waits until the load is done. If it was on, it is on again after, even on an
+    # error. (A plain try/finally: a contextlib.contextmanager cost a small file's load 2-3 us.)
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        yield
+        return _load(Path(path), read_own, overrides)
     finally:
         if was_enabled:
             gc.enable()

@@ -17,15 +17,18 @@ namespace nb = nanobind;
 
 namespace {
 
-// GPT-2's alphabet: the byte a character stands for, or -1 (characters from U+0144 on are none).
+// GPT-2's alphabet: the byte a character stands for, or -1 (characters from U+0144 on are none),
+// and the character of each byte.
 struct Alphabet {
   int16_t byte_of[0x144];
+  uint16_t char_of[256];
   Alphabet() {
     for (auto& b : byte_of) b = -1;
     int shifted = 0;
     for (int b = 0; b < 256; ++b) {
       const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-      byte_of[printable ? b : 256 + shifted++] = int16_t(b);
+      char_of[b] = uint16_t(printable ? b : 256 + shifted++);
+      byte_of[char_of[b]] = int16_t(b);
     }
   }
 };
@@ -339,6 +342,40 @@ nb::object byte_level_merges(nb::list merges, nb::dict ranks) {
   return nb::bytes(reinterpret_cast<const char*>(rules.data()), rules.size() * sizeof(uint32_t));
 }
 
+// [the token of id i spelled in GPT-2's alphabet, or None] for i < n, from ranks {token bytes: id}
+// (ids at or above n left out; the first token of an id kept): ByteBPE.tokens_up_to, which the
+// dataset's fingerprint asks for every id at each run (o200k: 175 ms one id_to_token at a time).
+nb::list spelled_by_id(nb::dict ranks, size_t n) {
+  const Alphabet& a = alphabet();
+  PyObject* list = PyList_New(Py_ssize_t(n));
+  if (!list) throw nb::python_error();
+  nb::list out = nb::steal<nb::list>(list);
+  for (size_t i = 0; i < n; ++i) {
+    Py_INCREF(Py_None);
+    PyList_SET_ITEM(list, Py_ssize_t(i), Py_None);
+  }
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(ranks.ptr(), &pos, &key, &value)) {
+    if (!PyBytes_Check(key) || !PyLong_Check(value)) throw nb::type_error("ranks must map bytes to int ids");
+    int overflow = 0;
+    const long long id = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow || id < 0 || size_t(id) >= n || PyList_GET_ITEM(list, Py_ssize_t(id)) != Py_None) continue;
+    const auto* b = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(key));
+    const Py_ssize_t len = PyBytes_GET_SIZE(key);
+    uint16_t widest = 0;
+    for (Py_ssize_t k = 0; k < len; ++k) widest = std::max(widest, a.char_of[b[k]]);
+    PyObject* spelled = PyUnicode_New(len, widest);
+    if (!spelled) throw nb::python_error();
+    const int kind = PyUnicode_KIND(spelled);
+    void* data = PyUnicode_DATA(spelled);
+    for (Py_ssize_t k = 0; k < len; ++k) PyUnicode_WRITE(kind, data, k, a.char_of[b[k]]);
+    Py_DECREF(Py_None);
+    PyList_SET_ITEM(list, Py_ssize_t(id), spelled);
+  }
+  return out;
+}
+
 // {id: token} of a vocabulary {token: id} whose tokens are non-empty str and whose ids are ints in
 // [0, 2^32 - 1), each once; None otherwise (the Python loops then name the problem). One pass in
 // place of the column checks (types, min, max, a reversed dict) that each cost a pass in Python.
@@ -540,6 +577,7 @@ void bind_byte_level_files(nb::module_& m) {
   m.def("byte_level_vocab", &byte_level_vocab, nb::arg("vocab"), nb::arg("special"), nb::arg("decode_only").none() = nb::none());
   m.def("byte_level_merges", &byte_level_merges, nb::arg("merges"), nb::arg("ranks"));
   m.def("vocab_by_id", &vocab_by_id, nb::arg("vocab"));
+  m.def("spelled_by_id", &spelled_by_id, nb::arg("ranks"), nb::arg("n"));
   m.def("vocab_checked", &vocab_checked, nb::arg("vocab"));
   m.def("gguf_strings", &gguf_strings, nb::arg("data"), nb::arg("pos"), nb::arg("count"));
 }

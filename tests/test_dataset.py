@@ -723,6 +723,52 @@ def test_decode_refuses_ids_of_another_tokenizer(tmp_path, files, gpt2, capsys):
     assert capsys.readouterr().out.startswith(texts[1][:200])
 
 
+def _fingerprint_one_id_at_a_time(tok) -> str:
+    """tokenizer_fingerprint as written before the bulk listing (the oracle: the same value)."""
+    import hashlib
+
+    tokens = [tok.id_to_token(i) for i in range(tok.n_vocab)]
+    text = json.dumps([tok.n_vocab, getattr(tok, "pattern", None), tokens], ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _byte_level_with_added_tokens():
+    """A byte-level tokenizer with a decode-only token, an id gap, a special token on a model
+    token's id (its content wins) and a non-special added token on one (the model's token wins)."""
+    from tokenforge.models import ByteBPE
+    from tokenforge.special import AddedToken
+
+    ranks = {bytes([b]): b for b in range(256)} | {b' "': 256, b' "\\': 257, b"\xe6\x97": 258, b"\xe6\x97\xa5": 259}
+    model = ByteBPE(ranks, decode_only={300: "🎉"})
+    return tokenforge.Tokenizer(model, pre_tokenizer=None, added_tokens=[
+        AddedToken("<s>", 66), AddedToken("plain", 67, special=False), AddedToken("</s>", 305)])
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "added"])
+def test_fingerprint_lists_every_id_as_id_to_token_does(name):
+    """The fingerprint lists a byte-level tokenizer's tokens natively (_core.spelled_by_id): the
+    same list as id_to_token one id at a time, so the same value as before (a resume of a run of an
+    earlier version still matches)."""
+    tok = _byte_level_with_added_tokens() if name == "added" else tokenforge.get_encoding(name)
+    one_by_one = [tok.id_to_token(i) for i in range(tok.n_vocab)]
+    assert tok._tokens_up_to(tok.n_vocab) == one_by_one
+    assert dataset.tokenizer_fingerprint(tok) == _fingerprint_one_id_at_a_time(tok)
+    if name == "added":
+        assert one_by_one[66] == "<s>" and one_by_one[67] == "C" and one_by_one[300] == "🎉"
+        assert one_by_one[257] == 'Ġ"\\' and one_by_one[259] == "æĹ¥" and one_by_one[301] is None and tok.n_vocab == 306
+    if name == "gpt2":  # the value written by the one-id-at-a-time code (session 34)
+        assert dataset.tokenizer_fingerprint(tok).startswith("a420e26e8588")
+
+
+def test_fingerprint_of_a_tokenizer_without_bulk_listing(gpt2):
+    """A family without the bulk listing (WordPiece) is fingerprinted one id at a time."""
+    from tokenforge import pipeline
+
+    tok = pipeline.WordPieceTokenizer.train(["the cat sat on the mat"] * 5, vocab_size=60)
+    assert tok._tokens_up_to(tok.n_vocab) is None
+    assert dataset.tokenizer_fingerprint(tok) == _fingerprint_one_id_at_a_time(tok)
+
+
 def test_progress_reaches_the_total(tmp_path, files, gpt2):
     paths, texts = files
     seen = []

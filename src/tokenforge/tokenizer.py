@@ -1244,6 +1244,18 @@ class Tokenizer:
             return t.content
         return self._model.id_to_token(i)
 
+    def _tokens_up_to(self, n: int) -> list[str | None] | None:
+        """[self.id_to_token(i) for i in range(n)] in bulk when the model can list its tokens so
+        (byte-level BPE: ByteBPE.tokens_up_to), else None."""
+        bulk = getattr(self._model, "tokens_up_to", None)
+        if bulk is None:
+            return None
+        tokens = bulk(n)
+        for i, t in self._added_by_id.items():  # (as id_to_token: the first added token of an id)
+            if 0 <= i < n and (tokens[i] is None or t.special):
+                tokens[i] = t.content
+        return tokens
+
     def get_vocab(self) -> dict[str, int]:
         """Every token (as the vocabulary spells it) -> id, added tokens included (HF's get_vocab)."""
         v = dict(self._model.vocab)
@@ -1268,8 +1280,10 @@ class Tokenizer:
 
     @property
     def max_token_value(self) -> int:
-        ids = list(self._model.vocab.values()) if not isinstance(self._model, ByteBPE) else self._model.ids
-        return max([*ids, *(t.id for t in self._added)], default=-1)
+        added = max((t.id for t in self._added), default=-1)
+        if isinstance(self._model, ByteBPE):  # (its largest id is kept: o200k's 200k ids took 3.5 ms a call)
+            return max(self._model._top_id, added)
+        return max(max(self._model.vocab.values(), default=-1), added)
 
     @property
     def n_vocab(self) -> int:

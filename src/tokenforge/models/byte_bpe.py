@@ -304,6 +304,16 @@ class ByteBPE:
         b = self._by_id.get(i)
         return None if b is None else to_chars(b)
 
+    def tokens_up_to(self, n: int) -> list[str | None]:
+        """[id_to_token(i) for i in range(n)], made natively in one pass over the ranks. The
+        dataset's fingerprint asks for every id at each run: 81 ms for cl100k and 175 ms for o200k
+        one id_to_token call at a time."""
+        tokens = _core.spelled_by_id(self.ranks, n)
+        for i, s in self.decode_only.items():
+            if i < n:
+                tokens[i] = s
+        return tokens
+
     def token_bytes(self, i: int) -> bytes | None:
         if self._by_id_made is None and isinstance(i, int) and i > self._top_id:
             return None  # (loading asks this of every special token: no id -> bytes dict made for it)

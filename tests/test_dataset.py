@@ -550,6 +550,41 @@ def test_disk_full_at_the_sidecar_or_index_leaves_no_partial_files(tmp_path, fil
             dataset.read_shards(out)
 
 
+@pytest.mark.parametrize("shards", [False, True])
+def test_an_error_of_the_background_sync_fails_the_run(tmp_path, files, gpt2, monkeypatch, shards):
+    """The data is sent to the disk while the run goes on (dataset_files._BackgroundSync); a
+    failure there (a full disk, EIO) fails the run before anything is committed, as the fsync
+    before the commit would (which may not report it a second time), and no partial file is left.
+    Without it the calls are made, and the ids are the same."""
+    from tokenforge import dataset_files
+
+    paths, texts = files
+
+    def run(out):
+        if shards:
+            return dataset.encode_dataset(gpt2, paths, out, shard_size=10**9)
+        return dataset.encode_files(gpt2, paths, out)
+
+    monkeypatch.setattr(dataset_files._BackgroundSync, "SYNC_EVERY", 1000)
+    calls = []
+    monkeypatch.setattr(os, "fdatasync", lambda fd: calls.append(os.fstat(fd).st_size))
+    good = tmp_path / ("good" if shards else "good.bin")
+    run(good)
+    ids = dataset.read_shards(good) if shards else dataset.read_ids(good)
+    assert calls and np.array_equal(np.asarray(ids), expected_ids(gpt2, texts, gpt2.eot_token))
+
+    def fail(fd):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fdatasync", fail)
+    bad = tmp_path / ("bad" if shards else "bad.bin")
+    with pytest.raises(OSError, match="Input/output error"):
+        run(bad)
+    assert leftovers(tmp_path) == [] and not (tmp_path / "bad.bin").exists()
+    if shards:
+        assert leftovers(bad) == [] and not (bad / "index.json").exists()
+
+
 def test_crash_between_renames_never_pairs_new_data_with_old_sidecar(tmp_path, files, monkeypatch):
     paths, _ = files
     dataset.encode_files(tokenforge.get_encoding("gpt2"), paths[:1], tmp_path / "out.bin")

@@ -5,28 +5,34 @@
 
 #include <cstring>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "unicode.h"
 
 namespace tokenforge {
 
 namespace {
 
-inline void put_utf8(uint32_t cp, std::string& out) {
+// Writes code point cp as UTF-8 at w; returns the end.
+inline char* put_utf8(uint32_t cp, char* w) {
   if (cp < 0x80) {
-    out.push_back(char(cp));
+    *w++ = char(cp);
   } else if (cp < 0x800) {
-    out.push_back(char(0xC0 | (cp >> 6)));
-    out.push_back(char(0x80 | (cp & 0x3F)));
+    *w++ = char(0xC0 | (cp >> 6));
+    *w++ = char(0x80 | (cp & 0x3F));
   } else if (cp < 0x10000) {
-    out.push_back(char(0xE0 | (cp >> 12)));
-    out.push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(char(0x80 | (cp & 0x3F)));
+    *w++ = char(0xE0 | (cp >> 12));
+    *w++ = char(0x80 | ((cp >> 6) & 0x3F));
+    *w++ = char(0x80 | (cp & 0x3F));
   } else {
-    out.push_back(char(0xF0 | (cp >> 18)));
-    out.push_back(char(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(char(0x80 | (cp & 0x3F)));
+    *w++ = char(0xF0 | (cp >> 18));
+    *w++ = char(0x80 | ((cp >> 12) & 0x3F));
+    *w++ = char(0x80 | ((cp >> 6) & 0x3F));
+    *w++ = char(0x80 | (cp & 0x3F));
   }
+  return w;
 }
 
 inline int hex_value(uint8_t c) {
@@ -74,36 +80,65 @@ struct Parser {
   // A string starting at s[i] == '"'; on success i is past the closing quote and *escaped tells
   // whether it has a backslash. With `out`, its value is appended there as UTF-8, and *lone is set
   // if it holds a lone surrogate escape (valid JSON, but not UTF-8: the Python reader decides).
+  // The value is written through a pointer into room made first: an escape is never shorter than
+  // what it stands for (2 bytes for 1, 6 for at most 3, 12 for 4), so the rest of the line is
+  // enough (session 35: the strings of real JSON lines, where non-ASCII text is mostly \uXXXX
+  // escapes, were appended a run and a character at a time).
   bool string(bool* escaped, std::string* out = nullptr, bool* lone = nullptr) {
     ++i;
     *escaped = false;
-    size_t run = i;  // the bytes s[run, i) are copied to out as they are
-    while (i < n) {
-      if (i + 8 <= n && plain8(s + i)) {
-        i += 8;
-        continue;
+    const size_t base = out ? out->size() : 0;
+    if (out) out->resize(base + (n - i));
+    char* w = out ? out->data() + base : nullptr;
+    for (;;) {
+      const size_t run = i;  // the bytes s[run, i) are copied as they are
+      i = plain_end(i);
+      while (i < n && s[i] >= 0x80) {  // UTF-8 as it is, checked
+        const size_t len = utf8_sequence(s, n, i);
+        if (!len) return fail(out, base);
+        i = plain_end(i + len);
       }
-      uint8_t c = s[i];
+      if (w) {
+        std::memcpy(w, s + run, i - run);
+        w += i - run;
+      }
+      if (i >= n) return fail(out, base);
+      const uint8_t c = s[i];
       if (c == '"') {
-        if (out) out->append(reinterpret_cast<const char*>(s + run), i - run);
         ++i;
+        if (out) out->resize(size_t(w - out->data()));
         return true;
       }
-      if (c < 0x20) return false;
-      if (c == '\\') {
-        if (out) out->append(reinterpret_cast<const char*>(s + run), i - run);
-        *escaped = true;
-        if (!escape(out, lone)) return false;
-        run = i;
-      } else if (c < 0x80) {
-        ++i;
-      } else {
-        size_t len = utf8_sequence(s, n, i);
-        if (!len) return false;
-        i += len;
-      }
+      if (c < 0x20) return fail(out, base);
+      *escaped = true;  // (a backslash)
+      if (!escape(&w, lone)) return fail(out, base);
     }
+  }
+
+  bool fail(std::string* out, size_t base) {
+    if (out) out->resize(base);
     return false;
+  }
+
+  // The first position from at on that holds '"', '\\', a control character or a byte of a
+  // non-ASCII character (n if none): 16 bytes at a time with SSE2 (a signed compare with 0x20
+  // catches the controls and the bytes from 0x80 at once), else 8.
+  size_t plain_end(size_t at) const {
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    for (; at + 16 <= n; at += 16) {
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + at));
+      const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, quote), _mm_cmpeq_epi8(b, backslash)),
+                                           _mm_cmplt_epi8(b, space));
+      if (const int mask = _mm_movemask_epi8(special)) return at + size_t(__builtin_ctz(unsigned(mask)));
+    }
+#endif
+    while (at + 8 <= n && plain8(s + at)) at += 8;
+    for (; at < n; ++at) {
+      const uint8_t c = s[at];
+      if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return at;
+    }
+    return n;
   }
 
   // Four hex digits at s[at], or -1.
@@ -118,8 +153,8 @@ struct Parser {
     return v;
   }
 
-  // The escape at s[i] == '\\'.
-  bool escape(std::string* out, bool* lone) {
+  // The escape at s[i] == '\\': written at *w (when w is set) and i moved past it.
+  bool escape(char** w, bool* lone) {
     if (i + 1 >= n) return false;
     char plain;
     switch (s[i + 1]) {
@@ -144,15 +179,15 @@ struct Parser {
         }
         if (cp >= 0xD800 && cp <= 0xDFFF) {
           if (lone) *lone = true;
-        } else if (out) {
-          put_utf8(uint32_t(cp), *out);
+        } else if (*w) {
+          *w = put_utf8(uint32_t(cp), *w);
         }
         return true;
       }
       default:
         return false;
     }
-    if (out) out->push_back(plain);
+    if (*w) *(*w)++ = plain;
     i += 2;
     return true;
   }

@@ -78,6 +78,26 @@ def test_mangled_lines_are_read_natively_only_as_the_python_reader_reads_them(ba
     check_line(bytes(line))
 
 
+@pytest.mark.parametrize("special", ['"', "\\", "\n", "\x1f", "\x7f", "é", "中", "\U0001F600", "\u2028"])
+def test_a_special_character_at_every_place_of_the_scan(special):
+    """The string scanner takes 16 bytes at a time (SSE2), then 8, then one: a quote, a backslash, a
+    control or non-ASCII character is found at every offset of those blocks, written as json.dumps
+    writes it (escaped or raw), and as a raw byte that JSON forbids there (a control: Python
+    refuses the line, the native reader leaves it)."""
+    for before in range(0, 40):
+        for after in (0, 1, 7, 16, 33):
+            text = "a" * before + special + "b" * after
+            for ascii in (True, False):
+                line = json.dumps({"text": text}, ensure_ascii=ascii).encode("utf-8")
+                assert check_line(line)[0] == text.encode("utf-8")
+            raw = b'{"text": "' + b"a" * before + b"\x01" + b"b" * after + b'"}'
+            native, oracle = check_line(raw)
+            assert native is None and isinstance(oracle, ValueError)
+            cut = b'{"text": "' + b"a" * before + special.encode("utf-8")[:-1] + b'"}'  # a character cut short
+            if len(special.encode("utf-8")) > 1:
+                assert check_line(cut)[0] is None
+
+
 @pytest.mark.parametrize("line,native", [
     (b'{"text": "a\\ud800b"}', None),  # lone surrogate: json keeps it, the encoder replaces it
     (b'{"text": "a\\udc00"}', None),

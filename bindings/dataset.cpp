@@ -52,7 +52,9 @@ nb::tuple encode_jsonl_lines(nb::handle core, nb::handle block, size_t start, si
     nb::gil_scoped_release release;
     const uint8_t* s = buf.data();
     ids->reserve((n - stop) / 3 + 16);
-    std::string text;
+    // (kept by the thread: the dataset's encoding threads live as long as the run, and a fresh
+    // string per block faulted in new pages for its longest record every time)
+    thread_local std::string text;
     while (stop < n) {
       const void* nl = std::memchr(s + stop, '\n', n - stop);
       size_t line_end = nl ? size_t(static_cast<const uint8_t*>(nl) - s) : n;

@@ -216,6 +216,25 @@ def _no_native_units(source, byte_cut=None, block_bytes=None, count_lines=None, 
     return (("seg", text, ends, None) for text, ends in dataset_readers.segments(source, **options))
 
 
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=12),
+       final_newline=st.booleans(), block=st.integers(1, 40))
+def test_jsonl_blocks_are_the_stream_in_whole_lines(lines, final_newline, block):
+    """jsonl_blocks yields reads as they came with the range of their whole lines, and each line
+    that straddles reads on its own: together the stream, in order, every piece but the last ending
+    a line, each numbered by the lines before it."""
+    import io
+
+    data = b"\n".join(lines) + (b"\n" if final_newline and lines else b"")
+    pieces = list(dataset_readers.jsonl_blocks(io.BytesIO(data), block, _core.count_newlines))
+    assert b"".join(b[start:end] for b, start, end, _ in pieces) == data
+    seen = 0
+    for k, (b, start, end, first_line) in enumerate(pieces):
+        assert end > start and (b[end - 1:end] == b"\n" or k == len(pieces) - 1)
+        assert first_line == 1 + data[:seen].count(b"\n")
+        seen += end - start
+
+
 def test_jsonl_runs_equal_the_python_path(tmp_path, monkeypatch, cl100k, corpus_texts):
     """Records across block boundaries, escapes, lone surrogates (left to Python), blank lines, a
     record much larger than a block, several files, a validation split and shards."""

@@ -144,19 +144,21 @@ class _JsonlBlock:
     plain valid record: invalid UTF-8 or JSON, a lone surrogate, a missing field, ...) goes through
     dataset_readers.jsonl_documents, which accepts it or raises its error naming file and line."""
 
-    __slots__ = ("data", "end", "first_line", "name", "field", "errors", "eot")
+    __slots__ = ("data", "start", "end", "first_line", "name", "field", "errors", "eot")
 
-    def __init__(self, data: bytes, end: int, first_line: int, name: str, field: str, errors: str, eot: int):
-        self.data, self.end, self.first_line, self.name = data, end, first_line, name  # the lines: data[:end]
+    def __init__(self, data: bytes, start: int, end: int, first_line: int, name: str, field: str, errors: str,
+                 eot: int):
+        self.data, self.start, self.end = data, start, end  # the lines: data[start:end]
+        self.first_line, self.name = first_line, name
         self.field, self.errors, self.eot = field, errors, eot
 
     def __len__(self) -> int:
-        return self.end
+        return self.end - self.start
 
     def encode(self, encoder: _Encoder) -> tuple[np.ndarray, list[int]]:
         data, field, size = self.data, self.field.encode("utf-8", "surrogatepass"), self.end
         parts, counts = [], []
-        pos = 0
+        pos = self.start
         while True:
             ids, done, stop = _core.encode_jsonl_lines(encoder.tok._core, data, pos, size, field, self.eot)
             parts.append(ids)
@@ -165,7 +167,7 @@ class _JsonlBlock:
                 break
             end = data.find(b"\n", stop, size)
             end = size if end < 0 else end + 1
-            line_no = self.first_line + data.count(b"\n", 0, stop)
+            line_no = self.first_line + data.count(b"\n", self.start, stop)
             for text in jsonl_documents([data[stop:end]], self.name, self.field, self.errors, first_line=line_no):
                 ids, done = encoder.encode([text], [self.eot])
                 parts.append(ids)

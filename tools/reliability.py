@@ -311,6 +311,20 @@ for model in fuzz_model_file.seed_models():  # .model files with bytes changed: 
         fuzz_model_file.TestOneInput(bytes(data))
         n += 1
 tok = _common.cl100k()
+# JSON lines read natively (cpp/jsonl.cc writes the unescaped text through a pointer into room it
+# sized first): lines built from the pieces that move the parser, cut anywhere, one at a time
+# and as blocks encoded by the dataset path
+pieces = [b'{"text": "', b'"', b'\\', b'\\u', b'\\ud83d\\ude00', b'\\ud800', b'\\u00e9', b'\\n', b"0f3A", b"\xe4\xb8\xad",
+          b"\xf0\x9f\x98", b"\xff", b"\x01", b"plain ascii text 0123456789", b"}", b", ", b'"a": [1, {"b": null}]', b" "]
+for i in range(int(sys.argv[2])):
+    line = b"".join(rng.choice(pieces) for _ in range(rng.randrange(1, 40)))
+    if rng.random() < 0.5:
+        line = b'{"text": "' + line
+    for cut in (len(line), rng.randrange(len(line) + 1)):
+        tokenforge._core.read_jsonl_record(line[:cut], b"text")
+        block = b"\n".join([line[:cut]] * 3)
+        tokenforge._core.encode_jsonl_lines(tok._core, block, 0, len(block), b"text", 100257)
+        n += 2
 for text in ["a" * 300_000, " " * 300_000, "<|endoftext|>" * 20_000, "e" + "\u0301" * 100_000, _common.TRAIN_TEXT * 200]:
     assert tok.decode(tok.encode(text, allowed_special="all")) == text
     tok.encode_batch([text] * 4, num_threads=4, allowed_special="all")

@@ -27,6 +27,7 @@ import gc
 import gzip
 import io
 import re
+import sys
 import zlib
 from pathlib import Path
 
@@ -109,10 +110,8 @@ def _load_bytes(path: Path, data: bytes, read_own, overrides: dict):
         return gguf.load(path, data, **overrides)
     if kind == "tekken":
         return tekken.load(path, obj, **overrides)
-    if kind == "huggingface":
-        from . import _load_huggingface
-
-        return _load_huggingface(path, obj, overrides)
+    if kind == "huggingface":  # (formats/__init__ defines it and imports this module: read at call time)
+        return sys.modules[__package__]._load_huggingface(path, obj, overrides)
     if kind == "sentencepiece":
         return sentencepiece_model.load(path, data, **overrides)
     if kind == "tiktoken":

@@ -34,7 +34,10 @@ import json
 
 import regex
 
-from .. import _core, pipeline
+from .. import _core, decoders, pipeline
+from .. import normalizers as N
+from .. import pre_tokenizers as P
+from ..post_processors import Template
 from ..models import CharBPE, WordLevel, WordPiece
 from ..outputs import write_atomic
 from ._common import (UnsupportedComponent, check_hf_envelope, fail, hf_limits_json, ignored_parts,
@@ -230,7 +233,6 @@ def _check_reachable_specials(source, m, pre, kind) -> None:
     """tokenforge's WordPiece and WordLevel never match a special token inside a piece; tokenizers'
     models do. That differs only if a piece can hold a special token, which the pre-tokenizer rules
     out when it splits the token itself into several pieces (each stage splits at class changes)."""
-    from .. import pre_tokenizers as P
 
     for s in m.special_tokens:
         if kind == "WordLevel" and s == m.unk_token:
@@ -272,7 +274,6 @@ def _check_fields(source, node: dict, where: str) -> None:
 
 
 def _normalizer(source, node, where):
-    from .. import normalizers as N
 
     if node is None:
         return None
@@ -306,7 +307,6 @@ def _normalizer(source, node, where):
 
 
 def _pre_tokenizer(source, node, where):
-    from .. import pre_tokenizers as P
 
     if node is None:
         return P.NoPreTokenizer()
@@ -330,7 +330,6 @@ def _pre_tokenizer(source, node, where):
 
 
 def _post_processor(source, node, vocab):
-    from ..post_processors import Template
 
     if node is None:
         return None
@@ -452,7 +451,6 @@ def _load_unigram(source, obj, ignore):
         fail(source, "model", str(e))
     tok.name = (source.parent.name if source.stem == "tokenizer" else source.stem) or "tokenizer"
     if "decoder" not in ignore:  # decode as tokenizers does (the file's Metaspace), not as sentencepiece
-        from .. import decoders
 
         try:
             tok.decoder = decoders.from_dict(obj.get("decoder"))
@@ -466,7 +464,6 @@ def _load_unigram(source, obj, ignore):
 
 
 def _normalizer_json(n):
-    from .. import normalizers as N
 
     if n is None:
         return None
@@ -506,7 +503,6 @@ def _unescape(pattern: str) -> str | None:
 
 
 def _pre_json(p):
-    from .. import pre_tokenizers as P
 
     if isinstance(p, P.NoPreTokenizer):
         return None
@@ -541,7 +537,6 @@ def to_json(tok) -> dict:
         model["merges"] = [f"{a} {b}" if " " not in a + b else [a, b] for a, b in m.merges]
     pre = _pre_json(tok.pre_tokenizer)
     if isinstance(m, (WordPiece, WordLevel)):
-        from .. import pre_tokenizers as P
 
         for s in m.special_tokens:
             if (s != getattr(m, "unk_token", None) or isinstance(m, WordPiece)) and not (
@@ -552,7 +547,6 @@ def to_json(tok) -> dict:
     added = [{"id": m.vocab[s], "content": s, "single_word": False, "lstrip": False, "rstrip": False,
               "normalized": False, "special": True} for s in sorted(m.special_tokens, key=m.vocab.get)]
     post = None
-    from ..post_processors import Template
 
     if tok.post_processor is not None and not isinstance(tok.post_processor, Template):
         post = tok.post_processor.to_dict()  # BertProcessing, TemplateProcessing, ... as they are

@@ -194,7 +194,7 @@ def both_paths(monkeypatch, tok, *args, **kwargs):
             kinds.update(type(t).__name__ for t in items), real_segments(core, items, suffix))[1])
         m.setattr(_core, "encode_jsonl_lines", lambda *a: (kinds.add("jsonl"), real_lines(*a))[1])
         meta = dataset.encode_dataset(tok, *args, **kwargs)
-    assert kinds & {"bytes", "jsonl"}, kinds
+    assert kinds & {"bytes", "memoryview", "jsonl"}, kinds
     native = dataset.read_ids(kwargs.get("output", args[1]), verify=True).tolist()
     with monkeypatch.context() as m:
         m.setattr(dataset._Encoder, "encode", _python_encode)
@@ -260,6 +260,56 @@ def test_jsonl_runs_equal_the_python_path(tmp_path, monkeypatch, cl100k, corpus_
     one = tmp_path / "one.bin"
     dataset.encode_dataset(cl100k, [tmp_path / "a.jsonl"], one)
     assert got == dataset.read_ids(one).tolist()
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_parquet_runs_equal_the_python_path(tmp_path, monkeypatch, cl100k, corpus_texts, large):
+    """A Parquet string column goes to the encoder as the UTF-8 bytes Arrow holds (memoryviews, no
+    str): the ids and documents of the Python path, over row groups and record batches (the
+    column's offset into its buffers), empty texts, scripts and a long text; large_string too."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    monkeypatch.setattr(dataset, "BATCH_CHARS", 5000)
+    docs = [corpus_texts["shakespeare"][i:i + 300 + i % 2000] for i in range(0, 60_000, 1700)]
+    docs += ["", MULTILINGUAL, "\U0001F600 x", "tab\tquote\"", corpus_texts["stdlib"][:40_000], ""]
+    column = pa.array(docs, type=pa.large_string() if large else pa.string())
+    pq.write_table(pa.table({"n": list(range(len(docs))), "text": column}), tmp_path / "d.parquet", row_group_size=9)
+    native, python, meta, meta_py = both_paths(monkeypatch, cl100k, [tmp_path / "d.parquet"], tmp_path / "out.bin")
+    assert native == python == [i for d in docs for i in cl100k.encode_ordinary(d) + [cl100k.eot_token]]
+    assert meta["documents"] == meta_py["documents"] == len(docs)
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_utf8_texts_of_a_sliced_column(large):
+    """A column that is a slice of a longer one starts at an offset into its buffers."""
+    pa = pytest.importorskip("pyarrow")
+    texts = ["", "ab", "é中", "\U0001F600", "x" * 40, "", "last"]
+    column = pa.array(texts, type=pa.large_string() if large else pa.string())
+    for start in range(len(texts)):
+        for length in range(len(texts) - start + 1):
+            got = dataset_readers._utf8_texts(column.slice(start, length))
+            assert [bytes(v).decode("utf-8") for v in got] == texts[start:start + length]
+    assert dataset_readers._utf8_texts(pa.array(["a", None])) is None
+    assert dataset_readers._utf8_texts(pa.array([1, 2])) is None
+
+
+def test_parquet_rows_that_are_not_utf8_null_or_text(tmp_path, cl100k):
+    """The errors name the file and the row; errors="replace" replaces an invalid byte as a text
+    file's reader does."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    raw = pa.array([b"good text", b"bad \xff byte", b"ok"], type=pa.binary()).view(pa.string())  # (Arrow does not check)
+    pq.write_table(pa.table({"text": raw}), tmp_path / "bad.parquet")
+    with pytest.raises(ValueError, match=r"bad.parquet: row 2: not UTF-8 \(invalid start byte at byte 4 of its text\)"):
+        dataset.encode_dataset(cl100k, [tmp_path / "bad.parquet"], tmp_path / "out.bin")
+    assert not (tmp_path / "out.bin").exists()
+    dataset.encode_dataset(cl100k, [tmp_path / "bad.parquet"], tmp_path / "out.bin", errors="replace")
+    expected = [i for d in ["good text", "bad \ufffd byte", "ok"] for i in cl100k.encode_ordinary(d) + [cl100k.eot_token]]
+    assert dataset.read_ids(tmp_path / "out.bin").tolist() == expected
+    for values, message in [(["a", None, "c"], "row 2: column 'text' is null"), ([1, 2], "row 1: column 'text' is int")]:
+        pq.write_table(pa.table({"text": pa.array(values)}), tmp_path / "x.parquet")
+        with pytest.raises(ValueError, match=f"x.parquet: {message}, not a string"):
+            dataset.encode_dataset(cl100k, [tmp_path / "x.parquet"], tmp_path / "out2.bin")
 
 
 @pytest.mark.parametrize("separator", [None, "\n<|sep|>\n", "END OF DOC"])

@@ -51,7 +51,9 @@ nb::tuple encode_jsonl_lines(nb::handle core, nb::handle block, size_t start, si
   {
     nb::gil_scoped_release release;
     const uint8_t* s = buf.data();
-    ids->reserve((n - stop) / 3 + 16);
+    // Room for one id per two bytes of JSON (a third was too little for some blocks: the vector then
+    // grew and copied itself into fresh pages; pages never written are never given memory)
+    ids->reserve((n - stop) / 2 + 16);
     // (kept by the thread: the dataset's encoding threads live as long as the run, and a fresh
     // string per block faulted in new pages for its longest record every time)
     thread_local std::string text;

@@ -339,10 +339,14 @@ def jsonl_blocks(stream, block_bytes: int = BLOCK_BYTES, count_lines=None) -> It
     into fresh pages per 60 MB of JSON lines.) count_lines(data, end) counts the newlines in
     data[:end]."""
     count_lines = count_lines or (lambda data, end: data.count(b"\n", 0, end))
+    # One read of the underlying stream each (read1): a buffered read() of a block filled the
+    # stream's buffer and copied it into the result whenever a few bytes were left in the buffer
+    # (the 4 bytes read to recognise the compression, then every read).
+    read = getattr(stream, "read1", stream.read)
     tail: list[bytes] = []  # the start of a line no read has ended yet
     line = 1
     while True:
-        data = stream.read(block_bytes)
+        data = read(block_bytes)
         if not data:
             break
         first = data.find(b"\n")

@@ -533,9 +533,11 @@ def native_units(source: Source, *, fmt: str = "auto", field: str = "text", sepa
                  errors: str = "strict", cut=None, byte_cut=None, counter: list | None = None,
                  block_bytes: int = BLOCK_BYTES, count_lines=None):
     """segments() for an encoder that reads bytes natively: yields ("jsonl", block, start, end, first
-    line number) for JSON lines (jsonl_blocks: the lines are block[start:end]), ("seg", UTF-8 bytes, ends_document, offset) for text
-    read strictly (byte_segments, cut with byte_cut), and ("seg", str, ends_document, None) for
-    the rest (Parquet, text read with errors="replace"), as segments() yields them."""
+    line number) for JSON lines (jsonl_blocks: the lines are block[start:end]), ("seg", UTF-8 bytes,
+    ends_document, offset) for text read strictly (byte_segments, cut with byte_cut), ("seg", UTF-8
+    bytes or str, True, "row N") for each Parquet row (parquet_utf8_documents; decoded with
+    replacement for errors="replace"), and ("seg", str, ends_document, None) for text read with
+    errors="replace", as segments() yields them."""
     counter = counter if counter is not None else [0]
     if format_of(source.name, fmt) == "parquet":
         # each document whole, as a JSON record is (their UTF-8 as Arrow holds it; the row names an

@@ -274,7 +274,6 @@ def _check_fields(source, node: dict, where: str) -> None:
 
 
 def _normalizer(source, node, where):
-
     if node is None:
         return None
     kind = node.get("type") if isinstance(node, dict) else None
@@ -307,7 +306,6 @@ def _normalizer(source, node, where):
 
 
 def _pre_tokenizer(source, node, where):
-
     if node is None:
         return P.NoPreTokenizer()
     kind = node.get("type") if isinstance(node, dict) else None
@@ -330,7 +328,6 @@ def _pre_tokenizer(source, node, where):
 
 
 def _post_processor(source, node, vocab):
-
     if node is None:
         return None
     kind = node.get("type") if isinstance(node, dict) else None
@@ -451,7 +448,6 @@ def _load_unigram(source, obj, ignore):
         fail(source, "model", str(e))
     tok.name = (source.parent.name if source.stem == "tokenizer" else source.stem) or "tokenizer"
     if "decoder" not in ignore:  # decode as tokenizers does (the file's Metaspace), not as sentencepiece
-
         try:
             tok.decoder = decoders.from_dict(obj.get("decoder"))
         except ValueError as e:
@@ -464,7 +460,6 @@ def _load_unigram(source, obj, ignore):
 
 
 def _normalizer_json(n):
-
     if n is None:
         return None
     if type(n) in (N.NFC, N.NFD, N.NFKC, N.NFKD, N.Lowercase):
@@ -503,7 +498,6 @@ def _unescape(pattern: str) -> str | None:
 
 
 def _pre_json(p):
-
     if isinstance(p, P.NoPreTokenizer):
         return None
     if isinstance(p, P.Punctuation):
@@ -537,7 +531,6 @@ def to_json(tok) -> dict:
         model["merges"] = [f"{a} {b}" if " " not in a + b else [a, b] for a, b in m.merges]
     pre = _pre_json(tok.pre_tokenizer)
     if isinstance(m, (WordPiece, WordLevel)):
-
         for s in m.special_tokens:
             if (s != getattr(m, "unk_token", None) or isinstance(m, WordPiece)) and not (
                     isinstance(tok.pre_tokenizer, (P.Whitespace, P.BertPreTokenizer, P.Punctuation))
@@ -547,7 +540,6 @@ def to_json(tok) -> dict:
     added = [{"id": m.vocab[s], "content": s, "single_word": False, "lstrip": False, "rstrip": False,
               "normalized": False, "special": True} for s in sorted(m.special_tokens, key=m.vocab.get)]
     post = None
-
     if tok.post_processor is not None and not isinstance(tok.post_processor, Template):
         post = tok.post_processor.to_dict()  # BertProcessing, TemplateProcessing, ... as they are
     elif tok.post_processor is not None and tok.post_processor.num_added_tokens:
